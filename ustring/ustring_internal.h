@@ -1,0 +1,201 @@
+/* Private to ustring/: the pieces the strategies share. */
+#ifndef USTRING_INTERNAL_H
+#define USTRING_INTERNAL_H
+
+#include "ustr_rwspin.h"
+#include "ustr_spin.h"
+#include "ustring.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define USTR__CACHE_LINE 64
+
+/* An interned string: hash and length just before the characters, which is
+ * what ustr_len() and ustr_hash() in ustring.h read. */
+typedef struct ustr__rep {
+    uint64_t hash;
+    uint64_t len;
+    char     chars[]; /* len bytes, then NUL */
+} ustr__rep;
+
+static inline const ustr__rep *
+ustr__rep_of(ustr u)
+{
+    return (const ustr__rep *)(const void *)(u - offsetof(ustr__rep, chars));
+}
+
+static inline bool
+ustr__rep_matches(const ustr__rep *r, uint64_t hash, const char *s, size_t len)
+{
+    return r->hash == hash && r->len == len && memcmp(r->chars, s, len) == 0;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+void *ustr__alloc(const ustr_table *t, size_t size); /* 16-aligned or NULL */
+void  ustr__free(const ustr_table *t, void *p, size_t size);
+/* Cache-line-aligned memory, so that what threads write apart never shares a
+ * line. *raw is what to pass to ustr__lines_free() with the same size. */
+void *ustr__lines_alloc(const ustr_table *t, size_t size, void **raw);
+void  ustr__lines_free(const ustr_table *t, void *raw, size_t size);
+
+/* A per-thread bump allocator of string storage: no lock, no shared write.
+ * Blocks are freed only with the table. */
+typedef struct ustr__block ustr__block;
+typedef struct ustr__arena {
+    ustr__block *blocks; /* newest first */
+    char        *cur, *end;
+} ustr__arena;
+
+/* ---- per-thread state ---------------------------------------------------- */
+
+/* Counters written only by their owner thread, with a relaxed load and store
+ * rather than a locked read-modify-write; ustr_table_stats() sums them. */
+typedef struct ustr__counters {
+    _Atomic uint64_t lookups, inserts, contended, string_bytes;
+} ustr__counters;
+
+static inline void
+ustr__count(_Atomic uint64_t *c, int64_t n)
+{
+    /* Relaxed: only the owner writes, and readers want a snapshot, not an
+     * ordering; atomic only so a concurrent reader is not a data race. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)n,
+                          memory_order_relaxed);
+}
+
+/* One per (thread, table). Owned by the table, which frees it. */
+typedef struct ustr__thread {
+    alignas(USTR__CACHE_LINE) _Atomic uint64_t epoch; /* lockfree readers; see lockfree.c */
+    ustr__counters       counters;
+    ustr__arena          arena;
+    const void          *owner;            /* address of a thread-local: who owns it */
+    struct ustr__thread *next;             /* the table's list; guarded by its registry lock */
+    void                *raw;              /* what the allocator returned */
+    alignas(USTR__CACHE_LINE) char end[1]; /* nothing else shares the lines above */
+} ustr__thread;
+
+typedef struct ustr__tls_entry {
+    uint64_t      table_id;
+    ustr__thread *thread;
+} ustr__tls_entry;
+
+#define USTR__TLS_ENTRIES 4
+extern _Thread_local ustr__tls_entry ustr__tls[USTR__TLS_ENTRIES];
+
+ustr__thread *ustr__thread_register(ustr_table *t);
+void          ustr__threads_free(ustr_table *t);
+
+/* Copies the string into a new rep in th's arena; NULL when out of memory. */
+ustr__rep *ustr__rep_make(const ustr_table *t, ustr__thread *th, const char *s, size_t len,
+                          uint64_t hash);
+/* Takes back th's most recent rep, which lost the race to publish. */
+void ustr__rep_unmake(const ustr_table *t, ustr__thread *th, ustr__rep *r);
+void ustr__arena_free(const ustr_table *t, ustr__arena *a);
+
+/* The calling thread's state for t; NULL when out of memory. */
+static inline ustr__thread *
+ustr__thread_get(ustr_table *t, uint64_t table_id)
+{
+    for (int i = 0; i < USTR__TLS_ENTRIES; i++)
+        if (ustr__tls[i].table_id == table_id)
+            return ustr__tls[i].thread;
+    return ustr__thread_register(t);
+}
+
+/* ---- the locked index: open addressing under an external lock ---------- */
+
+typedef struct ustr__slot {
+    uint64_t         hash;
+    const ustr__rep *rep; /* NULL: empty */
+} ustr__slot;
+
+typedef struct ustr__map {
+    ustr__slot *slots;
+    size_t      mask;  /* capacity - 1; capacity is a power of two */
+    size_t      count; /* reps held */
+} ustr__map;
+
+ustr_result      ustr__map_init(ustr_table *t, ustr__map *m, size_t capacity);
+void             ustr__map_free(ustr_table *t, ustr__map *m);
+const ustr__rep *ustr__map_find(const ustr__map *m, uint64_t hash, const char *s, size_t len);
+/* Adds r, known to be absent, growing first if needed. false: out of memory,
+ * and the map is unchanged. */
+bool ustr__map_insert(ustr_table *t, ustr__map *m, const ustr__rep *r);
+
+/* A shard: one lock and the index it guards. mutex, spin and rwspin tables
+ * have one; sharded tables have USTR_SHARDS. */
+typedef struct ustr__shard {
+    alignas(USTR__CACHE_LINE) union {
+        pthread_mutex_t mutex;
+        ustr_spin       spin;
+        ustr_rwspin     rw;
+    } lock; /* guards map; take no other lock inside */
+    ustr__map map;
+} ustr__shard;
+
+/* ---- the lock-free index ------------------------------------------------- */
+
+typedef struct ustr__lf_array ustr__lf_array;
+
+typedef struct ustr__lockfree {
+    _Atomic(ustr__lf_array *) current;
+    _Atomic uint64_t          epoch;       /* even, >= 2; bumped when an array retires */
+    _Atomic bool              has_retired; /* hint: retired arrays wait to be freed */
+    ustr__lf_array           *retired;     /* guarded by the table's registry lock */
+} ustr__lockfree;
+
+/* ---- the table ----------------------------------------------------------- */
+
+struct ustr_table {
+    ustr_lock      lock; /* never USTR_LOCK_DEFAULT */
+    uint64_t       id;   /* unique in the process; keys ustr__tls */
+    ustr_allocator allocator;
+    size_t         initial_capacity;
+
+    /* Guards threads and lockfree.retired. Taken when a thread first uses the
+     * table, when stats are read, and to free retired arrays; never on a
+     * lookup. Outermost: a shard lock may not be held while taking it. */
+    pthread_mutex_t registry_lock;
+    ustr__thread   *threads;
+
+    /* Index-wide figures, changed only when an index grows (rare). Relaxed:
+     * stats only. */
+    _Atomic uint64_t capacity, index_bytes, grows;
+
+    ustr__shard   *shards; /* not for lockfree */
+    size_t         nshards;
+    void          *shards_raw;
+    ustr__lockfree lf;
+};
+
+static inline void
+ustr__index_grew(ustr_table *t, int64_t dcap, int64_t dbytes, int grows)
+{
+    /* Relaxed: stats only; several shards may grow at once, hence the adds. */
+    atomic_fetch_add_explicit(&t->capacity, (uint64_t)dcap, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->index_bytes, (uint64_t)dbytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->grows, (uint64_t)grows, memory_order_relaxed);
+}
+
+ustr_result      ustr__locked_init(ustr_table *t);
+void             ustr__locked_free(ustr_table *t);
+const ustr__rep *ustr__locked_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len,
+                                     uint64_t hash);
+
+ustr_result      ustr__lockfree_init(ustr_table *t);
+void             ustr__lockfree_free(ustr_table *t);
+const ustr__rep *ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len,
+                                       uint64_t hash);
+/* Frees retired arrays that no reader can hold; called with registry_lock. */
+void ustr__lockfree_reclaim(ustr_table *t);
+
+size_t ustr__pow2_at_least(size_t n);
+
+#endif
