@@ -55,6 +55,7 @@ typedef struct worker {
     ustr_table        *table;
     pthread_barrier_t *start;
     unsigned           t;
+    double             start_time, end_time; /* read by the thread itself */
     uint64_t           checksum;
     bool               failed;
 } worker;
@@ -222,6 +223,7 @@ worker_main(void *arg)
         sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
 
     pthread_barrier_wait(wk->start);
+    wk->start_time = now();
     for (uint64_t i = 0; i < wk->b->ops; i++) {
         uint64_t r = xorshift64star(&x);
         size_t   k = w->same_string ? 0 : (size_t)(r % l->n);
@@ -237,6 +239,7 @@ worker_main(void *arg)
         }
         sum += (uintptr_t)u;
     }
+    wk->end_time = now();
     wk->checksum = sum;
     free(buf);
     return NULL;
@@ -256,7 +259,10 @@ table_preloaded(const bench *b, ustr_lock lock)
     return t;
 }
 
-/* Seconds for one timed run: threads start together at a barrier. */
+/* Seconds for one timed run: threads start together at a barrier, and the
+ * run lasts from the first thread's start to the last one's end, as each
+ * thread reads the clock itself (a main thread that took the times could be
+ * descheduled behind the workers when they outnumber the cores). */
 static double
 run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last)
 {
@@ -273,13 +279,15 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
             die("cannot start a thread");
     }
     pthread_barrier_wait(&start);
-    double t0 = now();
     bool   failed = false;
+    double first = 0, final = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
         failed |= wk[t].failed;
+        first = t == 0 || wk[t].start_time < first ? wk[t].start_time : first;
+        final = wk[t].end_time > final ? wk[t].end_time : final;
     }
-    double secs = now() - t0;
+    double secs = final - first;
     if (failed)
         die("an intern call failed (out of memory?)");
     if (last && b->print_stats) {

@@ -28,6 +28,17 @@ ustr__alloc(const ustr_table *t, size_t size)
     return malloc(size);
 }
 
+void *
+ustr__alloc_zeroed(const ustr_table *t, size_t size)
+{
+    if (!t->allocator.alloc_fn)
+        return calloc(1, size);
+    void *p = t->allocator.alloc_fn(size, t->allocator.ctx);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
 void
 ustr__free(const ustr_table *t, void *p, size_t size)
 {
@@ -43,7 +54,7 @@ void *
 ustr__lines_alloc(const ustr_table *t, size_t size, void **raw)
 {
     /* The allocator promises 16-byte alignment; take a line more and round. */
-    *raw = ustr__alloc(t, size + USTR__CACHE_LINE);
+    *raw = ustr__alloc_zeroed(t, size + USTR__CACHE_LINE);
     if (!*raw)
         return NULL;
     uintptr_t line = USTR__CACHE_LINE;

@@ -106,7 +106,6 @@ ustr__locked_init(ustr_table *t)
     t->shards = ustr__lines_alloc(t, t->nshards * sizeof(ustr__shard), &t->shards_raw);
     if (!t->shards)
         return USTR_ERR_NOMEM;
-    memset(t->shards, 0, t->nshards * sizeof(ustr__shard));
 
     for (size_t i = 0; i < t->nshards && t->lock == USTR_LOCK_MUTEX; i++)
         pthread_mutex_init(&t->shards[i].lock.mutex, NULL);

@@ -6,9 +6,12 @@
  *   FROZEN         free and closed: this array is moving, look in `next`
  *   rep            a published string
  *   rep | MOVED    a string that is (being) copied to `next`; still valid
- * Reps never move and never die before the table, and a slot only ever goes
- * EMPTY -> rep -> rep|MOVED or EMPTY -> FROZEN, so a probe that reaches a free
- * slot has proved its key is not in this array.
+ * On 64-bit machines a rep word also carries 15 bits of the hash in its top
+ * 16 bits (pointers fit in 48), so a probe passes most other strings
+ * without touching their memory; a rep above 2^48 is stored untagged and
+ * compared the slow way. Reps never move and never die before the table,
+ * and a slot only ever goes EMPTY -> rep -> rep|MOVED or EMPTY -> FROZEN, so
+ * a probe that reaches a free slot has proved its key is not in this array.
  *
  * Lookups take no lock and write nothing shared: they announce an epoch in
  * their own thread record, probe, and follow `next` past a FROZEN slot.
@@ -19,12 +22,15 @@
  * probe ended on (so nobody can later insert its key into this array) and
  * goes on in `next`. Then every inserter that sees a `next` helps copy: it
  * claims a chunk of slots and marks each MOVED or FROZEN, copying the reps.
+ * Copying a slot is idempotent, so nobody ever waits for a helper that was
+ * preempted mid-chunk: a thread that needs the move finished sweeps the
+ * whole array itself.
  * A key is in at most one array of the chain at a time: an inserter reaches
  * `next` only through a closed slot at the end of its key's probe, so the
  * key was not, and can never be, in the older array.
  *
  * Migrations never nest: a full array starts its own move only once it is
- * `current`, i.e. once the array before it is fully copied. So `next` holds
+ * `current`, i.e. once the array before it is fully copied (or swept). So `next` holds
  * the old array's reps (at most a quarter of it, by its sizing) plus at most
  * half of it in new inserts, and a copy never needs room that isn't there.
  *
@@ -44,29 +50,100 @@
 #define MOVED  ((uintptr_t)1)
 #define CHUNK  ((size_t)512) /* slots a helper copies at a time */
 
+/* Inserts between two attempts of a thread to free retired arrays: an
+ * attempt scans every thread's record, and a preempted reader can hold an
+ * array for a whole time slice. */
+#define RECLAIM_EVERY 256
+
+#if UINTPTR_MAX > 0xffffffffu
+#define TAG_SHIFT 48
+#define PTR_MASK  ((((uintptr_t)1) << TAG_SHIFT) - 1)
+
+/* The slot word of r: its hash's top 15 bits, with the top bit set so a
+ * tagged word is never mistaken for an untagged one. */
+static inline uintptr_t
+tagged(const ustr__rep *r)
+{
+    uintptr_t p = (uintptr_t)r;
+    if (p >> TAG_SHIFT)
+        return p;
+    return p | (uintptr_t)((r->hash >> TAG_SHIFT) | 0x8000) << TAG_SHIFT;
+}
+
+/* Whether the word may hold a string of this hash: false only for a tagged
+ * word whose tag differs. */
+static inline bool
+tag_may_match(uintptr_t v, uint64_t hash)
+{
+    uintptr_t tag = v >> TAG_SHIFT;
+    return !(tag & 0x8000) || tag == ((hash >> TAG_SHIFT) | 0x8000);
+}
+
+static inline const ustr__rep *
+rep_of(uintptr_t v)
+{
+    return (const ustr__rep *)((v >> TAG_SHIFT & 0x8000 ? v & PTR_MASK : v) & ~MOVED);
+}
+#else
+static inline uintptr_t
+tagged(const ustr__rep *r)
+{
+    return (uintptr_t)r;
+}
+
+static inline bool
+tag_may_match(uintptr_t v, uint64_t hash)
+{
+    (void)v, (void)hash;
+    return true;
+}
+
+static inline const ustr__rep *
+rep_of(uintptr_t v)
+{
+    return (const ustr__rep *)(v & ~MOVED);
+}
+#endif
+
 struct ustr__lf_array {
     size_t                    mask; /* capacity - 1 */
     size_t                    max_claims;
     void                     *raw;
     _Atomic(ustr__lf_array *) next;                      /* set once, when the move starts */
+    _Atomic bool              growing;                   /* a thread is making `next` */
     ustr__lf_array           *retired_next;              /* guarded by registry_lock */
     uint64_t                  retire_epoch;              /* guarded by registry_lock */
     alignas(USTR__CACHE_LINE) _Atomic size_t claimed;    /* reps placed or about to be */
     alignas(USTR__CACHE_LINE) _Atomic size_t copy_claim; /* next chunk to copy */
-    _Atomic size_t copy_done;                            /* chunks copied */
+    _Atomic size_t copy_done;                            /* chunks finished */
     alignas(USTR__CACHE_LINE) _Atomic uintptr_t slots[];
+    /* then one flag per chunk: _Atomic bool done[chunks] */
 };
 
 static size_t
-array_bytes(size_t cap)
+chunks_of(size_t cap)
 {
-    return sizeof(ustr__lf_array) + cap * sizeof(_Atomic uintptr_t);
+    return (cap + CHUNK - 1) / CHUNK;
 }
 
 static size_t
 array_chunks(const ustr__lf_array *a)
 {
-    return (a->mask + CHUNK) / CHUNK;
+    return chunks_of(a->mask + 1);
+}
+
+static size_t
+array_bytes(size_t cap)
+{
+    return sizeof(ustr__lf_array) + cap * sizeof(_Atomic uintptr_t) +
+           chunks_of(cap) * sizeof(_Atomic bool);
+}
+
+/* Whether chunk c has been copied (by someone). */
+static _Atomic bool *
+chunk_done(ustr__lf_array *a, size_t c)
+{
+    return (_Atomic bool *)(void *)(a->slots + a->mask + 1) + c;
 }
 
 static ustr__lf_array *
@@ -76,7 +153,7 @@ array_new(ustr_table *t, size_t cap)
     ustr__lf_array *a = ustr__lines_alloc(t, array_bytes(cap), &raw);
     if (!a)
         return NULL;
-    memset(a, 0, array_bytes(cap)); /* EMPTY is 0; atomics start at 0 */
+    /* Zeroed: EMPTY is 0 and the counters start at 0. */
     a->mask = cap - 1;
     a->max_claims = cap / 2;
     a->raw = raw;
@@ -182,7 +259,9 @@ probe(ustr__lf_array *a, uint64_t hash, const char *s, size_t len, size_t *at, u
             *seen = v;
             return NULL;
         }
-        const ustr__rep *r = (const ustr__rep *)(v & ~MOVED);
+        if (!tag_may_match(v, hash))
+            continue;
+        const ustr__rep *r = rep_of(v);
         if (ustr__rep_matches(r, hash, s, len))
             return r;
     }
@@ -201,21 +280,16 @@ lookup(ustr__lf_array *a, uint64_t hash, const char *s, size_t len)
     }
 }
 
-/* Reserves room for one rep. Copies always get it: the sizing above
- * guarantees the room exists. */
+/* Reserves room for one new rep. Copies take none: they are counted after
+ * they land (see copy_range()), which the sizing above allows. */
 static bool
-claim(ustr__lf_array *a, bool copying)
+claim(ustr__lf_array *a)
 {
-    if (copying) {
-        /* Relaxed: a count, not a publication; the slot CAS publishes. */
-        atomic_fetch_add_explicit(&a->claimed, 1, memory_order_relaxed);
-        return true;
-    }
     size_t c = atomic_load_explicit(&a->claimed, memory_order_relaxed);
     do {
         if (c >= a->max_claims)
             return false;
-        /* Relaxed: as above. */
+        /* Relaxed: a count, not a publication; the slot CAS publishes. */
     } while (!atomic_compare_exchange_weak_explicit(&a->claimed, &c, c + 1, memory_order_relaxed,
                                                     memory_order_relaxed));
     return true;
@@ -228,36 +302,57 @@ unclaim(ustr__lf_array *a)
     atomic_fetch_sub_explicit(&a->claimed, 1, memory_order_relaxed);
 }
 
-/* a's successor, made now if needed; NULL when out of memory. */
+/* a's successor, made now if needed; NULL when out of memory. One thread
+ * makes it while the others that found `a` full wait for it: a big array
+ * costs a moment to allocate, and every thread making its own to throw all
+ * but one away costs far more. */
 static ustr__lf_array *
 next_or_make(ustr_table *t, ustr__lf_array *a)
 {
-    ustr__lf_array *n = next_of(a);
-    if (n)
-        return n;
+    ustr_backoff b = USTR_BACKOFF_INIT;
+    for (;;) {
+        ustr__lf_array *n = next_of(a);
+        if (n)
+            return n;
+        bool idle = false;
+        /* Relaxed: the flag only elects the maker; `next` publishes. */
+        if (atomic_compare_exchange_strong_explicit(&a->growing, &idle, true, memory_order_relaxed,
+                                                    memory_order_relaxed))
+            break;
+        ustr_backoff_wait(&b); /* the maker may fail and clear the flag: look again */
+    }
     size_t claimed = atomic_load_explicit(&a->claimed, memory_order_relaxed);
     size_t cap = ustr__pow2_at_least(4 * claimed);
     if (cap < 2 * (a->mask + 1))
         cap = 2 * (a->mask + 1);
     ustr__lf_array *fresh = array_new(t, cap);
-    if (!fresh)
+    if (!fresh) {
+        /* Relaxed: as above; let another thread try. */
+        atomic_store_explicit(&a->growing, false, memory_order_relaxed);
         return NULL;
-    /* Release publishes the zeroed array; acquire on failure lets us use
-     * the winner's. */
-    if (atomic_compare_exchange_strong_explicit(&a->next, &n, fresh, memory_order_acq_rel,
-                                                memory_order_acquire))
-        return fresh;
-    array_free(t, fresh);
-    return n;
+    }
+    /* Release publishes the zeroed array to whoever loads `next`. */
+    atomic_store_explicit(&a->next, fresh, memory_order_release);
+    return fresh;
 }
 
 static void advance(ustr_table *t);
-
-/* Copies one chunk of a's move if any is left; false when none is. */
 static bool copy_chunk(ustr_table *t, ustr__lf_array *a);
+static void copy_range(ustr_table *t, ustr__lf_array *a, size_t c);
 
-/* Helps the move of `current` to its end, then waits for helpers that are
- * still copying (only when a new array fills before the old one is copied). */
+/* Whether every rep of a moving array is in its successor. */
+static bool
+move_done(ustr__lf_array *a)
+{
+    /* Acquire pairs with the acq_rel count in copy_range(): the copies of
+     * every chunk are visible once we see the total. */
+    return atomic_load_explicit(&a->copy_done, memory_order_acquire) == array_chunks(a);
+}
+
+/* Finishes the move of `current` now (needed only when its successor filled
+ * before the move ended): helps with the chunks nobody took, then copies
+ * again every chunk whose helper has not finished (preempted, perhaps),
+ * rather than wait for it. */
 static void
 finish_move(ustr_table *t)
 {
@@ -266,11 +361,10 @@ finish_move(ustr_table *t)
         return;
     while (copy_chunk(t, a))
         ;
-    ustr_backoff b = USTR_BACKOFF_INIT;
-    /* Acquire pairs with the acq_rel count of the last chunk: its copies are
-     * visible once we see it. */
-    while (atomic_load_explicit(&a->copy_done, memory_order_acquire) < array_chunks(a))
-        ustr_backoff_wait(&b);
+    for (size_t c = 0; c < array_chunks(a) && !move_done(a); c++)
+        /* Acquire: pairs with the release of the flag in copy_range(). */
+        if (!atomic_load_explicit(chunk_done(a, c), memory_order_acquire))
+            copy_range(t, a, c);
     advance(t);
 }
 
@@ -289,7 +383,7 @@ place(ustr_table *t, ustr__lf_array *a, const ustr__rep *r, bool copying, bool *
             a = next_of(a);
             continue;
         }
-        if (!claim(a, copying)) {
+        if (!copying && !claim(a)) {
             if (a != current(t)) { /* never nest moves */
                 finish_move(t);
                 a = current(t);
@@ -311,54 +405,69 @@ place(ustr_table *t, ustr__lf_array *a, const ustr__rep *r, bool copying, bool *
         uintptr_t expect = EMPTY;
         /* Release publishes the rep's characters with the pointer (pairs with
          * the acquire in probe()). */
-        if (atomic_compare_exchange_strong_explicit(&a->slots[i], &expect, (uintptr_t)r,
+        if (atomic_compare_exchange_strong_explicit(&a->slots[i], &expect, tagged(r),
                                                     memory_order_release, memory_order_relaxed)) {
             *published = true;
             return r;
         }
-        unclaim(a); /* lost the slot: look again */
+        if (!copying)
+            unclaim(a); /* lost the slot: look again */
     }
 }
 
-/* Closes slot i of a moving array, copying its rep to `next`. */
-static void
+/* Closes slot i of a moving array and makes sure its rep is in n; returns
+ * whether this call put it there. Idempotent: a slot already closed has its
+ * rep placed again, which finds it there unless the thread that closed it
+ * has not got that far yet. */
+static bool
 move_slot(ustr_table *t, ustr__lf_array *a, ustr__lf_array *n, size_t i)
 {
     /* Acquire: if it is a rep we are about to read it. */
     uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_acquire);
-    for (;;) {
-        if (v & MOVED) /* FROZEN, or already moved */
-            return;
+    while (!(v & MOVED)) {
         uintptr_t closed = v == EMPTY ? FROZEN : v | MOVED;
         /* Release: whoever sees FROZEN also sees `next` (as in place()).
          * Acquire, on failure too: if a rep appeared we are about to read it. */
         if (atomic_compare_exchange_weak_explicit(&a->slots[i], &v, closed, memory_order_acq_rel,
-                                                  memory_order_acquire)) {
-            if (v != EMPTY) {
-                bool copied = false;
-                place(t, n, (const ustr__rep *)v, true, &copied);
-            }
-            return;
-        }
+                                                  memory_order_acquire))
+            v = closed;
     }
+    bool copied = false;
+    if (v != FROZEN)
+        place(t, n, rep_of(v), true, &copied);
+    return copied;
 }
 
+/* Copies chunk c of a to its successor; safe to run twice. */
+static void
+copy_range(ustr_table *t, ustr__lf_array *a, size_t c)
+{
+    ustr__lf_array *n = next_of(a);
+    size_t          end = (c + 1) * CHUNK < a->mask + 1 ? (c + 1) * CHUNK : a->mask + 1;
+    size_t          copied = 0;
+    for (size_t i = c * CHUNK; i < end; i++)
+        copied += move_slot(t, a, n, i);
+    /* Relaxed: a count, as in claim(); one add per chunk, not per rep. */
+    if (copied)
+        atomic_fetch_add_explicit(&n->claimed, copied, memory_order_relaxed);
+    bool idle = false;
+    /* acq_rel on the flag and the count: releases our copies to whoever
+     * sees them, and acquires the other helpers' so the last can advance. */
+    if (atomic_compare_exchange_strong_explicit(chunk_done(a, c), &idle, true, memory_order_acq_rel,
+                                                memory_order_relaxed) &&
+        atomic_fetch_add_explicit(&a->copy_done, 1, memory_order_acq_rel) + 1 == array_chunks(a))
+        advance(t);
+}
+
+/* Copies the next chunk nobody has taken; false when there is none. */
 static bool
 copy_chunk(ustr_table *t, ustr__lf_array *a)
 {
-    size_t nchunks = array_chunks(a);
     /* Relaxed: hands each chunk to one helper; nothing else is ordered. */
     size_t c = atomic_fetch_add_explicit(&a->copy_claim, 1, memory_order_relaxed);
-    if (c >= nchunks)
+    if (c >= array_chunks(a))
         return false;
-    ustr__lf_array *n = next_of(a);
-    size_t          end = (c + 1) * CHUNK < a->mask + 1 ? (c + 1) * CHUNK : a->mask + 1;
-    for (size_t i = c * CHUNK; i < end; i++)
-        move_slot(t, a, n, i);
-    /* acq_rel: releases our copies to whoever sees the count, and acquires
-     * the other helpers' so the last one can advance. */
-    if (atomic_fetch_add_explicit(&a->copy_done, 1, memory_order_acq_rel) + 1 == nchunks)
-        advance(t);
+    copy_range(t, a, c);
     return true;
 }
 
@@ -369,8 +478,7 @@ advance(ustr_table *t)
     for (;;) {
         ustr__lf_array *a = current(t);
         ustr__lf_array *n = next_of(a);
-        /* Acquire: as in finish_move(). */
-        if (!n || atomic_load_explicit(&a->copy_done, memory_order_acquire) < array_chunks(a))
+        if (!n || !move_done(a))
             return;
         /* seq_cst: the swap of the reclamation proof. */
         if (atomic_compare_exchange_strong_explicit(&t->lf.current, &a, n, memory_order_seq_cst,
@@ -410,9 +518,11 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
         ustr__rep_unmake(t, th, mine);
     if (!r)
         errno = ENOMEM;
-    /* Relaxed: a hint; the registry lock orders the real work. Only try:
-     * a reclaimer already at it will do. */
-    if (atomic_load_explicit(&t->lf.has_retired, memory_order_relaxed) &&
+    /* Relaxed: has_retired is a hint; the registry lock orders the real
+     * work. Only try: a reclaimer already at it will do. */
+    uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
+    if (inserts % RECLAIM_EVERY == 0 &&
+        atomic_load_explicit(&t->lf.has_retired, memory_order_relaxed) &&
         pthread_mutex_trylock(&t->registry_lock) == 0) {
         ustr__lockfree_reclaim(t);
         pthread_mutex_unlock(&t->registry_lock);

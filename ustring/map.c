@@ -22,10 +22,9 @@ ustr_result
 ustr__map_init(ustr_table *t, ustr__map *m, size_t capacity)
 {
     size_t cap = ustr__pow2_at_least(capacity + capacity / 3 + 1);
-    m->slots = ustr__alloc(t, cap * sizeof(ustr__slot));
+    m->slots = ustr__alloc_zeroed(t, cap * sizeof(ustr__slot));
     if (!m->slots)
         return USTR_ERR_NOMEM;
-    memset(m->slots, 0, cap * sizeof(ustr__slot));
     m->mask = cap - 1;
     m->count = 0;
     ustr__index_grew(t, (int64_t)cap, (int64_t)(cap * sizeof(ustr__slot)), 0);
@@ -64,10 +63,9 @@ static bool
 grow(ustr_table *t, ustr__map *m)
 {
     size_t      old_cap = m->mask + 1, cap = old_cap * 2;
-    ustr__slot *slots = ustr__alloc(t, cap * sizeof(ustr__slot));
+    ustr__slot *slots = ustr__alloc_zeroed(t, cap * sizeof(ustr__slot));
     if (!slots)
         return false;
-    memset(slots, 0, cap * sizeof(ustr__slot));
     for (size_t i = 0; i < old_cap; i++)
         if (m->slots[i].rep)
             place(slots, cap - 1, m->slots[i].hash, m->slots[i].rep);

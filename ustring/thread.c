@@ -24,7 +24,6 @@ thread_new(ustr_table *t)
     ustr__thread *th = ustr__lines_alloc(t, sizeof *th, &raw);
     if (!th)
         return NULL;
-    memset(th, 0, sizeof *th);
     th->raw = raw;
     th->owner = &tls_owner;
     th->next = t->threads;

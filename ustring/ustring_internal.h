@@ -39,9 +39,13 @@ ustr__rep_matches(const ustr__rep *r, uint64_t hash, const char *s, size_t len)
 /* ---- memory -------------------------------------------------------------- */
 
 void *ustr__alloc(const ustr_table *t, size_t size); /* 16-aligned or NULL */
+/* Zeroed; with the default allocator big blocks come zeroed from the kernel
+ * (calloc), so a big index costs no memset. */
+void *ustr__alloc_zeroed(const ustr_table *t, size_t size);
 void  ustr__free(const ustr_table *t, void *p, size_t size);
-/* Cache-line-aligned memory, so that what threads write apart never shares a
- * line. *raw is what to pass to ustr__lines_free() with the same size. */
+/* Zeroed, cache-line-aligned memory, so that what threads write apart never
+ * shares a line. *raw is what to pass to ustr__lines_free() with the same
+ * size. */
 void *ustr__lines_alloc(const ustr_table *t, size_t size, void **raw);
 void  ustr__lines_free(const ustr_table *t, void *raw, size_t size);
 
