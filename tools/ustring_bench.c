@@ -36,6 +36,7 @@ typedef struct workload {
     const char *name;
     double      new_fraction;
     bool        same_string; /* every op interns line 0 */
+    uint64_t    ops;         /* per thread */
 } workload;
 
 typedef struct bench {
@@ -44,7 +45,6 @@ typedef struct bench {
     int       nthreads;
     ustr_lock locks[MAX_LIST];
     int       nlocks;
-    uint64_t  ops; /* per thread */
     int       repeat;
     bool      print_stats;
 } bench;
@@ -71,7 +71,8 @@ usage(FILE *f)
           "  --generate N      intern N generated texture paths instead (default 1000)\n"
           "  --seed S          seed of the generated paths (default 1)\n"
           "  --threads LIST    thread counts (default 1,2; with --scale 1,2,8,32)\n"
-          "  --ops M           operations per thread (default 1000000; --scale 200000)\n"
+          "  --ops M           operations per thread (default 1000000; with --scale the\n"
+          "                    new-string workloads run M/5)\n"
           "  --new-fraction F  share of operations that intern a brand-new string\n"
           "  --same-string     every operation interns the first line\n"
           "  --lock LIST       mutex, spin, rwspin, sharded, lockfree, default or all\n"
@@ -224,7 +225,7 @@ worker_main(void *arg)
 
     pthread_barrier_wait(wk->start);
     wk->start_time = now();
-    for (uint64_t i = 0; i < wk->b->ops; i++) {
+    for (uint64_t i = 0; i < w->ops; i++) {
         uint64_t r = xorshift64star(&x);
         size_t   k = w->same_string ? 0 : (size_t)(r % l->n);
         ustr     u;
@@ -319,7 +320,7 @@ run_config(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads)
         secs[k] = run_once(b, w, lock, nthreads, k == b->repeat - 1);
     qsort(secs, (size_t)b->repeat, sizeof secs[0], cmp_double);
     double   median = secs[b->repeat / 2];
-    uint64_t ops = b->ops * nthreads;
+    uint64_t ops = w->ops * nthreads;
     printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
            ustr_lock_name(lock), nthreads, ops, median, (double)ops / median / 1e6);
     fflush(stdout);
@@ -334,7 +335,7 @@ scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
     long hw = sysconf(_SC_NPROCESSORS_ONLN);
     printf("\n%s: %" PRIu64 " ops per thread, %zu strings, median of %d; "
            "x = throughput / 1-thread throughput\n",
-           w->name, b->ops, b->lines.n, b->repeat);
+           w->name, w->ops, b->lines.n, b->repeat);
     printf("%-10s", "lock");
     for (int j = 0; j < b->nthreads; j++) {
         char head[32];
@@ -349,7 +350,7 @@ scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
     for (int i = 0; i < b->nlocks; i++) {
         printf("%-10s", ustr_lock_name(b->locks[i]));
         for (int j = 0; j < b->nthreads; j++) {
-            double secs = (double)(b->ops * b->threads[j]) / (mops[i][j] * 1e6);
+            double secs = (double)(w->ops * b->threads[j]) / (mops[i][j] * 1e6);
             if (j == 0)
                 printf("  %8.3f %6.1f", secs, mops[i][j]);
             else
@@ -370,7 +371,7 @@ run_workload(const bench *b, const workload *w, bool table)
     for (int i = 0; i < b->nlocks; i++) {
         for (int j = 0; j < b->nthreads; j++) {
             double secs = run_config(b, w, b->locks[i], b->threads[j]);
-            mops[i][j] = (double)(b->ops * b->threads[j]) / secs / 1e6;
+            mops[i][j] = (double)(w->ops * b->threads[j]) / secs / 1e6;
         }
     }
     if (table)
@@ -511,18 +512,23 @@ main(int argc, char **argv)
         b.nlocks = scale ? parse_locks("all", b.locks) : parse_locks("default", b.locks);
     if (b.nthreads == 0)
         b.nthreads = parse_threads(scale ? "1,2,8,32" : "1,2", b.threads);
-    b.ops = ops ? ops : scale ? 200000 : 1000000;
+    if (!ops)
+        ops = 1000000;
 
     if (!scale) {
+        w.ops = ops;
         run_workload(&b, &w, false);
     } else {
         if (b.threads[0] != 1)
             bad_usage("--scale needs 1 as the first thread count (the baseline)");
-        static const workload std[] = {
-            {"hot lookups (preloaded strings)", 0.0, false},
-            {"10% new strings (UDIM-like)", 0.1, false},
-            {"100% new strings", 1.0, false},
-            {"same string on every thread", 0.0, true},
+        /* New strings cost ten times a lookup and stay in memory: those
+         * workloads run a fifth of the operations. */
+        uint64_t few = ops >= 5 ? ops / 5 : 1;
+        workload std[] = {
+            {"hot lookups (preloaded strings)", 0.0, false, ops},
+            {"10% new strings (UDIM-like)", 0.1, false, few},
+            {"100% new strings", 1.0, false, few},
+            {"same string on every thread", 0.0, true, ops},
         };
         for (size_t i = 0; i < sizeof std / sizeof std[0]; i++)
             run_workload(&b, &std[i], true);
