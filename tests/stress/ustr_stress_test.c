@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "ustr_testing.h"
 #include "ustring.h"
 
 #include <pthread.h>
@@ -45,27 +46,6 @@ static uint64_t
 rng_seed(unsigned t)
 {
     return (t + 1) * 0x9E3779B97F4A7C15ULL;
-}
-
-static ustr_table *
-table_new(const char *arg, size_t initial_capacity)
-{
-    ustr_lock lock = USTR_LOCK_DEFAULT;
-    REQUIRE(arg != NULL);
-    REQUIRE(ustr_lock_parse(arg, &lock) == USTR_OK);
-    ustr_config cfg = {.lock = lock, .initial_capacity = initial_capacity};
-    ustr_table *t = NULL;
-    REQUIRE(ustr_table_create(&cfg, &t) == USTR_OK);
-    REQUIRE(t != NULL);
-    return t;
-}
-
-static ustr_stats
-table_stats(ustr_table *t)
-{
-    ustr_stats s;
-    ustr_table_stats(t, &s);
-    return s;
 }
 
 /* A pool of distinct strings of assorted lengths, formatted once. */
@@ -243,7 +223,7 @@ pool_case(const char *arg, void *(*fn)(void *))
     static harness h;
     static ustr    first[POOL];
     pool_init(&p, "pool");
-    h.t = table_new(arg, 16);
+    h.t = ustr_test_table(arg, 16);
     h.pool = &p;
     harness_run(&h, POOL, fn);
 
@@ -273,7 +253,7 @@ pool_case(const char *arg, void *(*fn)(void *))
     CHECK_EQ_INT(wrong, 0);
     CHECK(touched >= MIN_OPS);
 
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, touched);
     CHECK_EQ_U64(s.inserts, touched);
     CHECK_EQ_U64(s.lookups, harness_ops(&h));
@@ -292,7 +272,7 @@ pool_case(const char *arg, void *(*fn)(void *))
             changed++;
     }
     CHECK_EQ_INT(changed, 0);
-    CHECK_EQ_U64(table_stats(h.t).strings, POOL);
+    CHECK_EQ_U64(ustr_test_stats(h.t).strings, POOL);
     harness_free(&h);
     ustr_table_destroy(h.t);
     pool_free(&p);
@@ -330,7 +310,7 @@ static void
 case_same_string(const char *arg)
 {
     static harness h;
-    h.t = table_new(arg, 16);
+    h.t = ustr_test_table(arg, 16);
     harness_run(&h, 1, same_thread);
     ustr u = h.w[0].got[0];
     REQUIRE(u != NULL);
@@ -338,7 +318,7 @@ case_same_string(const char *arg)
         CHECK_EQ_PTR(h.w[i].got[0], u);
     CHECK_EQ_STR(u, "textures/shared/one_name_for_all.tx");
     CHECK_EQ_PTR(ustr_table_intern_cstr(h.t, "textures/shared/one_name_for_all.tx"), u);
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, 1);
     CHECK_EQ_U64(s.inserts, 1);
     CHECK_EQ_U64(s.lookups, harness_ops(&h) + 1);
@@ -381,7 +361,7 @@ case_same_large(const char *arg)
     static harness h;
     static char    want[LARGE_LEN];
     large_fill(want);
-    h.t = table_new(arg, 16);
+    h.t = ustr_test_table(arg, 16);
     harness_run(&h, 1, large_thread);
     ustr u = h.w[0].got[0];
     REQUIRE(u != NULL);
@@ -389,7 +369,7 @@ case_same_large(const char *arg)
         CHECK_EQ_PTR(h.w[i].got[0], u);
     CHECK(same_bytes(u, want, LARGE_LEN));
     CHECK_EQ_U64(harness_ops(&h), (uint64_t)THREADS * LARGE_OPS);
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, 1);
     CHECK_EQ_U64(s.inserts, 1);
     CHECK_EQ_U64(s.lookups, harness_ops(&h));
@@ -433,7 +413,7 @@ case_all_new(const char *arg)
     static ustr    all[THREADS * NEW_MAX];
     size_t         nall = 0;
     char           buf[64];
-    h.t = table_new(arg, 16);
+    h.t = ustr_test_table(arg, 16);
     harness_run(&h, NEW_MAX, new_thread);
 
     long wrong = 0, changed = 0;
@@ -449,7 +429,7 @@ case_all_new(const char *arg)
     CHECK_EQ_INT(wrong, 0);
     CHECK_EQ_U64(nall, harness_ops(&h));
     CHECK(nall >= (size_t)THREADS * MIN_OPS);
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, nall);
     CHECK_EQ_U64(s.inserts, nall);
     CHECK_EQ_U64(s.lookups, nall);
@@ -468,7 +448,7 @@ case_all_new(const char *arg)
         }
     }
     CHECK_EQ_INT(changed, 0);
-    CHECK_EQ_U64(table_stats(h.t).strings, nall);
+    CHECK_EQ_U64(ustr_test_stats(h.t).strings, nall);
     harness_free(&h);
     ustr_table_destroy(h.t);
 }
@@ -507,7 +487,7 @@ grow_thread(void *arg)
              * snapshot may be inconsistent (capacity can lag strings while
              * an index moves), but each counter stays within bounds. */
             if (w->id == 0 && i % 16 == 0) {
-                ustr_stats s = table_stats(h->t);
+                ustr_stats s = ustr_test_stats(h->t);
                 w->odd += s.strings < PRELOAD || s.strings > PRELOAD + THREADS / 2 * NEW_MAX ||
                           s.lookups < PRELOAD;
             }
@@ -523,14 +503,14 @@ case_grow_while_reading(const char *arg)
     static harness h;
     static ustr    pre[PRELOAD];
     pool_init(&p, "grow");
-    h.t = table_new(arg, 16);
+    h.t = ustr_test_table(arg, 16);
     h.pool = &p;
     h.preloaded = pre;
     for (size_t k = 0; k < PRELOAD; k++) {
         pre[k] = ustr_table_intern(h.t, p.s[k], p.len[k]);
         REQUIRE(pre[k] != NULL);
     }
-    ustr_stats before = table_stats(h.t);
+    ustr_stats before = ustr_test_stats(h.t);
     atomic_init(&h.writers_left, THREADS / 2);
     harness_run(&h, NEW_MAX, grow_thread);
 
@@ -538,7 +518,7 @@ case_grow_while_reading(const char *arg)
     uint64_t added = 0;
     for (unsigned i = 1; i < THREADS; i += 2)
         added += (uint64_t)h.w[i].ops;
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, PRELOAD + added);
     CHECK_EQ_U64(s.inserts, s.strings);
     CHECK_EQ_U64(s.lookups, PRELOAD + (uint64_t)harness_ops(&h));
@@ -572,7 +552,7 @@ case_sequential_threads(const char *arg)
 {
     static harness h;
     static ustr    mine[SEQ_THREADS][2];
-    h.t = table_new(arg, 0);
+    h.t = ustr_test_table(arg, 0);
     for (unsigned i = 0; i < SEQ_THREADS; i++) {
         worker *w = &h.w[i];
         w->id = i;
@@ -587,7 +567,7 @@ case_sequential_threads(const char *arg)
         for (unsigned j = 0; j < i; j++)
             CHECK_NE_PTR(mine[i][1], mine[j][1]);
     }
-    ustr_stats s = table_stats(h.t);
+    ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, SEQ_THREADS + 1);
     CHECK_EQ_U64(s.lookups, 2 * SEQ_THREADS);
     CHECK(s.threads >= 1 && s.threads <= SEQ_THREADS);

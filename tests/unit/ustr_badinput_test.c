@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "ustr_testing.h"
 #include "ustring.h"
 
 #include <errno.h>
@@ -15,44 +16,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static ustr_lock
-lock_from_arg(const char *arg)
-{
-    ustr_lock lock = USTR_LOCK_DEFAULT;
-    REQUIRE(arg != NULL);
-    REQUIRE(ustr_lock_parse(arg, &lock) == USTR_OK);
-    return lock;
-}
-
-static ustr_table *
-table_new(const char *arg)
-{
-    ustr_config cfg = {.lock = lock_from_arg(arg)};
-    ustr_table *t = NULL;
-    REQUIRE(ustr_table_create(&cfg, &t) == USTR_OK);
-    REQUIRE(t != NULL);
-    return t;
-}
-
-static uint64_t
-table_strings(ustr_table *t)
-{
-    ustr_stats s;
-    ustr_table_stats(t, &s);
-    return s.strings;
-}
-
 static void
 case_null_bytes(const char *arg)
 {
-    ustr_table *t = table_new(arg);
+    ustr_table *t = ustr_test_table(arg, 0);
     errno = 0;
     CHECK(ustr_table_intern(t, NULL, 5) == NULL);
     CHECK_EQ_INT(errno, EINVAL);
     errno = 0;
     CHECK(ustr_table_intern(t, NULL, 1) == NULL);
     CHECK_EQ_INT(errno, EINVAL);
-    CHECK_EQ_U64(table_strings(t), 0);
+    CHECK_EQ_U64(ustr_test_stats(t).strings, 0);
     /* NULL with length 0 is the empty string, not an error. */
     ustr e = ustr_table_intern(t, NULL, 0);
     CHECK(e != NULL && ustr_len(e) == 0 && e[0] == '\0');
@@ -62,7 +36,7 @@ case_null_bytes(const char *arg)
 static void
 case_null_cstr(const char *arg)
 {
-    ustr_table *t = table_new(arg);
+    ustr_table *t = ustr_test_table(arg, 0);
     errno = 0;
     CHECK(ustr_table_intern_cstr(t, NULL) == NULL);
     CHECK_EQ_INT(errno, EINVAL);
@@ -81,7 +55,7 @@ case_null_cstr(const char *arg)
 static void
 case_too_long(const char *arg)
 {
-    ustr_table       *t = table_new(arg);
+    ustr_table       *t = ustr_test_table(arg, 0);
     static const char small[4] = "abc";
     errno = 0;
     CHECK(ustr_table_intern(t, small, USTR_MAX_LEN + 1) == NULL);
@@ -170,7 +144,7 @@ static ustr_config
 fail_config(const char *arg, fail_alloc *fa, size_t initial_capacity)
 {
     ustr_config cfg = {
-        .lock = lock_from_arg(arg),
+        .lock = ustr_test_lock(arg),
         .initial_capacity = initial_capacity,
         .allocator = {.alloc_fn = fail_alloc_fn, .free_fn = fail_free_fn, .ctx = fa},
     };
@@ -310,7 +284,7 @@ run_workload(const char *arg, const workload *w, long fail_at, bool one_shot)
             res.failed++;
             CHECK_EQ_INT(errno, ENOMEM);
             CHECK(fa.refused > refused); /* no failure without a refusal */
-            CHECK_EQ_U64(table_strings(t), distinct);
+            CHECK_EQ_U64(ustr_test_stats(t).strings, distinct);
         } else {
             ok_calls++;
             CHECK(ustr_len(u) == w->len[k] && memcmp(u, w->s[k], w->len[k] + 1) == 0);

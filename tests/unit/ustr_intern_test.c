@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "ustr_testing.h"
 #include "ustring.h"
 
 #include <stdbool.h>
@@ -15,25 +16,6 @@ static const char *const lock_names[USTR_LOCK_COUNT] = {"mutex", "spin", "rwspin
                                                         "lockfree"};
 static const ustr_lock   lock_values[USTR_LOCK_COUNT] = {
       USTR_LOCK_MUTEX, USTR_LOCK_SPIN, USTR_LOCK_RWSPIN, USTR_LOCK_SHARDED, USTR_LOCK_LOCKFREE};
-
-static ustr_lock
-lock_from_arg(const char *arg)
-{
-    ustr_lock lock = USTR_LOCK_DEFAULT;
-    REQUIRE(arg != NULL);
-    REQUIRE(ustr_lock_parse(arg, &lock) == USTR_OK);
-    return lock;
-}
-
-static ustr_table *
-table_new(const char *arg, size_t initial_capacity)
-{
-    ustr_config cfg = {.lock = lock_from_arg(arg), .initial_capacity = initial_capacity};
-    ustr_table *t = NULL;
-    REQUIRE(ustr_table_create(&cfg, &t) == USTR_OK);
-    REQUIRE(t != NULL);
-    return t;
-}
 
 /* A malloc'd copy of `len` bytes, so a test interns from a buffer of its own. */
 static char *
@@ -91,7 +73,7 @@ count_duplicates(const ustr *ptrs, size_t n)
 static void
 case_same_pointer(const char *arg)
 {
-    ustr_table *t = table_new(arg, 0);
+    ustr_table *t = ustr_test_table(arg, 0);
     char        a[] = "textures/wood/oak_diffuse.tx";
     size_t      n = strlen(a);
     char       *b = dup_bytes(a, n);
@@ -121,7 +103,7 @@ case_same_pointer(const char *arg)
     CHECK_EQ_PTR(ustr_table_intern_cstr(t, "textures/wood/oak_diffuse.tx"), ua);
 
     /* Two tables give two canonical copies. */
-    ustr_table *t2 = table_new(arg, 0);
+    ustr_table *t2 = ustr_test_table(arg, 0);
     ustr        other = ustr_table_intern_cstr(t2, "textures/wood/oak_diffuse.tx");
     check_ustr(other, "textures/wood/oak_diffuse.tx", n);
     CHECK_NE_PTR(other, ua);
@@ -135,7 +117,7 @@ static void
 case_len_hash(const char *arg)
 {
     enum { N = 1000 };
-    ustr_table *t = table_new(arg, 0);
+    ustr_table *t = ustr_test_table(arg, 0);
     char        buf[N + 8];
     ustr        u[N];
     uint64_t    h[N];
@@ -197,7 +179,7 @@ static void
 case_nul_terminated(const char *arg)
 {
     ustr_config cfg = {
-        .lock = lock_from_arg(arg),
+        .lock = ustr_test_lock(arg),
         .allocator = {.alloc_fn = poison_alloc, .free_fn = poison_free},
     };
     ustr_table *t = NULL;
@@ -226,7 +208,7 @@ case_nul_terminated(const char *arg)
 static void
 case_embedded_nul(const char *arg)
 {
-    ustr_table *t = table_new(arg, 0);
+    ustr_table *t = ustr_test_table(arg, 0);
     static const struct {
         const char *s;
         size_t      len;
@@ -257,7 +239,7 @@ static void
 case_large(const char *arg)
 {
     const size_t n = (size_t)1 << 20;
-    ustr_table  *t = table_new(arg, 0);
+    ustr_table  *t = ustr_test_table(arg, 0);
     char        *a = malloc(n), *b = malloc(n);
     REQUIRE(a != NULL && b != NULL);
     for (size_t i = 0; i < n; i++)
@@ -291,7 +273,7 @@ case_large(const char *arg)
 static void
 case_empty(const char *arg)
 {
-    ustr_table *t = table_new(arg, 0);
+    ustr_table *t = ustr_test_table(arg, 0);
     ustr        a = ustr_table_intern(t, NULL, 0);
     ustr        b = ustr_table_intern(t, "", 0);
     ustr        c = ustr_table_intern_cstr(t, "");
@@ -311,7 +293,7 @@ static void
 case_growth(const char *arg)
 {
     enum { N = 50000 };
-    ustr_table *t = table_new(arg, 4);
+    ustr_table *t = ustr_test_table(arg, 4);
     ustr       *u = malloc(N * sizeof *u);
     char        buf[64];
     REQUIRE(u != NULL);
@@ -350,7 +332,7 @@ case_many_tables(const char *arg)
     static ustr u[TABLES][STRINGS];
     char        buf[32];
     for (int i = 0; i < TABLES; i++)
-        t[i] = table_new(arg, 0);
+        t[i] = ustr_test_table(arg, 0);
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < TABLES; i++) {
             for (int k = 0; k < STRINGS; k++) {
@@ -376,7 +358,7 @@ case_many_tables(const char *arg)
     }
 
     for (int i = 0; i < 200; i++) {
-        ustr_table *c = table_new(arg, 0);
+        ustr_table *c = ustr_test_table(arg, 0);
         ustr        v = ustr_table_intern_cstr(c, "churn");
         check_ustr(v, "churn", 5);
         CHECK_EQ_PTR(ustr_table_intern_cstr(c, "churn"), v);
@@ -412,8 +394,8 @@ count_lines(FILE *f, const char *prefix, int *lines, int *bad)
 static void
 case_stats(const char *arg)
 {
-    ustr_lock   lock = lock_from_arg(arg);
-    ustr_table *t = table_new(arg, 0);
+    ustr_lock   lock = ustr_test_lock(arg);
+    ustr_table *t = ustr_test_table(arg, 0);
     ustr_stats  s;
 
     memset(&s, 0xa5, sizeof s);
