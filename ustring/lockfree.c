@@ -23,14 +23,14 @@
  * goes on in `next`. Then every inserter that sees a `next` helps copy: it
  * claims a chunk of slots and marks each MOVED or FROZEN, copying the reps.
  * Copying a slot is idempotent, so nobody ever waits for a helper that was
- * preempted mid-chunk: a thread that needs the move finished sweeps the
- * whole array itself.
- * A key is in at most one array of the chain at a time: an inserter reaches
- * `next` only through a closed slot at the end of its key's probe, so the
- * key was not, and can never be, in the older array.
+ * preempted mid-chunk: a thread that needs the move finished copies every
+ * unfinished chunk again itself. A key is in at most one array of the chain
+ * at a time: an inserter reaches `next` only through a closed slot at the
+ * end of its key's probe, so the key was not, and can never be, in the
+ * older array.
  *
  * Migrations never nest: a full array starts its own move only once it is
- * `current`, i.e. once the array before it is fully copied (or swept). So `next` holds
+ * `current`, i.e. once the array before it is fully copied. So `next` holds
  * the old array's reps (at most a quarter of it, by its sizing) plus at most
  * half of it in new inserts, and a copy never needs room that isn't there.
  *
