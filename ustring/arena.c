@@ -8,7 +8,7 @@
 struct ustr__block {
     ustr__block *next;
     size_t       size; /* bytes, this header included */
-    /* 16-aligned data follows */
+    /* data follows, 16-aligned on LP64 (the header is 16 bytes there) */
 };
 
 #define BLOCK_SIZE ((size_t)64 * 1024)
@@ -98,7 +98,7 @@ ustr__rep_make(const ustr_table *t, ustr__thread *th, const char *s, size_t len,
             return NULL;
         p = block_data(b);
     } else {
-        if ((size_t)(a->end - a->cur) < need) {
+        if (!a->cur || (size_t)(a->end - a->cur) < need) {
             ustr__block *b = block_new(t, a, BLOCK_SIZE);
             if (!b)
                 return NULL;

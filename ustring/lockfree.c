@@ -6,8 +6,8 @@
  *   FROZEN         free and closed: this array is moving, look in `next`
  *   rep            a published string
  *   rep | MOVED    a string that is (being) copied to `next`; still valid
- * On 64-bit machines a rep word also carries 15 bits of the hash in its top
- * 16 bits (pointers fit in 48), so a probe passes most other strings
+ * On x86-64 a rep word also carries 15 bits of the hash in its top 16 bits
+ * (user pointers fit in 48), so a probe passes most other strings
  * without touching their memory; a rep above 2^48 is stored untagged and
  * compared the slow way. Reps never move and never die before the table,
  * and a slot only ever goes EMPTY -> rep -> rep|MOVED or EMPTY -> FROZEN, so
@@ -24,15 +24,17 @@
  * claims a chunk of slots and marks each MOVED or FROZEN, copying the reps.
  * Copying a slot is idempotent, so nobody ever waits for a helper that was
  * preempted mid-chunk: a thread that needs the move finished copies every
- * unfinished chunk again itself. A key is in at most one array of the chain
- * at a time: an inserter reaches `next` only through a closed slot at the
- * end of its key's probe, so the key was not, and can never be, in the
- * older array.
+ * unfinished chunk again itself. An array holds at most one rep per key,
+ * and an inserter reaches `next` only through a closed slot at the end of
+ * its key's probe, so its key was not, and can never be, in the older
+ * array: equal strings always meet in the same array.
  *
  * Migrations never nest: a full array starts its own move only once it is
- * `current`, i.e. once the array before it is fully copied. So `next` holds
- * the old array's reps (at most a quarter of it, by its sizing) plus at most
- * half of it in new inserts, and a copy never needs room that isn't there.
+ * `current`, i.e. once the array before it is fully copied. Room: new
+ * inserts are admitted only while `claimed` < half the slots, and copies
+ * bring at most the old array's reps, fewer than its capacity, which is at
+ * most half of `next` (it is at least twice as big). So an array never
+ * fills, and every probe ends.
  *
  * Reclamation: when the last chunk is copied, `current` advances and the old
  * array retires. It is freed only once every thread's announced epoch is
@@ -55,7 +57,9 @@
  * array for a whole time slice. */
 #define RECLAIM_EVERY 256
 
-#if UINTPTR_MAX > 0xffffffffu
+/* Only where user-space pointers are known to keep bits 48-63 clear: on
+ * arm64, top-byte-ignore (HWASan, Android's tagged heap) puts tags there. */
+#if defined(__x86_64__)
 #define TAG_SHIFT 48
 #define PTR_MASK  ((((uintptr_t)1) << TAG_SHIFT) - 1)
 
@@ -116,6 +120,7 @@ struct ustr__lf_array {
     alignas(USTR__CACHE_LINE) _Atomic size_t claimed;    /* reps placed or about to be */
     alignas(USTR__CACHE_LINE) _Atomic size_t copy_claim; /* next chunk to copy */
     _Atomic size_t copy_done;                            /* chunks finished */
+    _Atomic bool   moved;                                /* finish_move() saw every chunk copied */
     alignas(USTR__CACHE_LINE) _Atomic uintptr_t slots[];
     /* then one flag per chunk: _Atomic bool done[chunks] */
 };
@@ -285,11 +290,12 @@ lookup(ustr__lf_array *a, uint64_t hash, const char *s, size_t len)
 static bool
 claim(ustr__lf_array *a)
 {
+    /* Relaxed, load and CAS: a count, not a publication; the slot CAS
+     * publishes. */
     size_t c = atomic_load_explicit(&a->claimed, memory_order_relaxed);
     do {
         if (c >= a->max_claims)
             return false;
-        /* Relaxed: a count, not a publication; the slot CAS publishes. */
     } while (!atomic_compare_exchange_weak_explicit(&a->claimed, &c, c + 1, memory_order_relaxed,
                                                     memory_order_relaxed));
     return true;
@@ -344,15 +350,17 @@ static void copy_range(ustr_table *t, ustr__lf_array *a, size_t c);
 static bool
 move_done(ustr__lf_array *a)
 {
-    /* Acquire pairs with the acq_rel count in copy_range(): the copies of
-     * every chunk are visible once we see the total. */
-    return atomic_load_explicit(&a->copy_done, memory_order_acquire) == array_chunks(a);
+    /* Acquire pairs with the acq_rel count in copy_range() and the release
+     * of `moved` in finish_move(): the copies of every chunk are visible
+     * once we see either. */
+    return atomic_load_explicit(&a->copy_done, memory_order_acquire) == array_chunks(a) ||
+           atomic_load_explicit(&a->moved, memory_order_acquire);
 }
 
 /* Finishes the move of `current` now (needed only when its successor filled
  * before the move ended): helps with the chunks nobody took, then copies
  * again every chunk whose helper has not finished (preempted, perhaps),
- * rather than wait for it. */
+ * rather than wait for it. Never waits, never spins. */
 static void
 finish_move(ustr_table *t)
 {
@@ -361,10 +369,15 @@ finish_move(ustr_table *t)
         return;
     while (copy_chunk(t, a))
         ;
-    for (size_t c = 0; c < array_chunks(a) && !move_done(a); c++)
-        /* Acquire: pairs with the release of the flag in copy_range(). */
+    for (size_t c = 0; c < array_chunks(a); c++)
+        /* Acquire: pairs with the release of the flag in copy_range(); a
+         * set flag means that chunk's copies are visible to us. */
         if (!atomic_load_explicit(chunk_done(a, c), memory_order_acquire))
             copy_range(t, a, c);
+    /* Every flag is set now, by us or by a helper that had copied its whole
+     * chunk, even if that helper has yet to add to copy_done. Release: our
+     * view of all the copies goes to whoever sees `moved`. */
+    atomic_store_explicit(&a->moved, true, memory_order_release);
     advance(t);
 }
 
@@ -496,28 +509,28 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
 {
     epoch_enter(t, th);
     const ustr__rep *r = lookup(current(t), hash, s, len);
-    if (r) {
-        epoch_leave(th);
+    epoch_leave(th);
+    if (r)
         return r;
-    }
 
+    /* Allocate outside the epoch: an allocator is slow, and would keep
+     * retired arrays from being freed meanwhile. */
     ustr__rep *mine = ustr__rep_make(t, th, s, len, hash);
     bool       published = false;
     if (mine) {
+        epoch_enter(t, th);
         r = place(t, current(t), mine, false, &published);
         ustr__lf_array *a = current(t);
         if (next_of(a)) /* a move is on: help it along */
             while (copy_chunk(t, a))
                 ;
+        epoch_leave(th);
     }
-    epoch_leave(th);
 
     if (published)
         ustr__count(&th->counters.inserts, 1);
     else if (mine)
         ustr__rep_unmake(t, th, mine);
-    if (!r)
-        errno = ENOMEM;
     /* Relaxed: has_retired is a hint; the registry lock orders the real
      * work. Only try: a reclaimer already at it will do. */
     uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
@@ -527,6 +540,8 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
         ustr__lockfree_reclaim(t);
         pthread_mutex_unlock(&t->registry_lock);
     }
+    if (!r)
+        errno = ENOMEM; /* last: a free_fn above may have changed errno */
     return r;
 }
 
@@ -545,6 +560,7 @@ ustr__lockfree_init(ustr_table *t)
 void
 ustr__lockfree_free(ustr_table *t)
 {
+    /* Relaxed: no other thread may use the table any more. */
     ustr__lf_array *a = atomic_load_explicit(&t->lf.current, memory_order_relaxed);
     while (a) {
         ustr__lf_array *n = atomic_load_explicit(&a->next, memory_order_relaxed);

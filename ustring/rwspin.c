@@ -17,6 +17,7 @@ ustr_rwspin_read_lock__slow(ustr_rwspin *l)
         uint64_t s = atomic_fetch_add_explicit(&l->state, USTR_RWSPIN_READER, memory_order_acquire);
         if ((s & USTR_RWSPIN_WRITER_BITS) == 0)
             return true;
+        /* Relaxed: withdrawing again; we read nothing under the lock. */
         atomic_fetch_sub_explicit(&l->state, USTR_RWSPIN_READER, memory_order_relaxed);
     }
 }
@@ -30,6 +31,7 @@ ustr_rwspin_write_lock__slow(ustr_rwspin *l)
     atomic_fetch_add_explicit(&l->state, USTR_RWSPIN_WAITING, memory_order_relaxed);
     ustr_backoff b = USTR_BACKOFF_INIT;
     for (;;) {
+        /* Relaxed: only looking; the compare-exchange below acquires. */
         uint64_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
         if ((s & (USTR_RWSPIN_WRITER | ~USTR_RWSPIN_WRITER_BITS)) == 0) {
             /* No holder: trade our waiting mark for the writer bit. Acquire

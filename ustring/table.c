@@ -131,10 +131,9 @@ ustr_table_intern(ustr_table *t, const char *s, size_t len)
     uint64_t         hash = ustr_hash_bytes(s, len);
     const ustr__rep *r = t->lock == USTR_LOCK_LOCKFREE ? ustr__lockfree_intern(t, th, s, len, hash)
                                                        : ustr__locked_intern(t, th, s, len, hash);
-    if (!r)
-        return NULL; /* errno set by the strategy */
-    ustr__count(&th->counters.lookups, 1);
-    return r->chars;
+    /* On every path, failures too: see ustr__count_release(). */
+    ustr__count_release(&th->counters.lookups, r ? 1 : 0);
+    return r ? r->chars : NULL; /* on NULL, errno was set by the strategy */
 }
 
 ustr
@@ -168,6 +167,7 @@ ustr_result
 ustr_global_init(const ustr_config *cfg)
 {
     pthread_mutex_lock(&global_lock);
+    /* Relaxed: global_lock orders every write of the pointer. */
     ustr_result r = atomic_load_explicit(&global_table, memory_order_relaxed)
                         ? USTR_ERR_BUSY
                         : global_make_locked(cfg);
@@ -183,6 +183,7 @@ ustr_global(void)
     if (t)
         return t;
     pthread_mutex_lock(&global_lock);
+    /* Relaxed, both: global_lock orders every write of the pointer. */
     if (!atomic_load_explicit(&global_table, memory_order_relaxed))
         global_make_locked(NULL);
     t = atomic_load_explicit(&global_table, memory_order_relaxed);

@@ -11,9 +11,15 @@ static _Thread_local char     tls_owner; /* its address names this thread */
 static ustr__thread *
 find_owned(ustr_table *t)
 {
-    for (ustr__thread *th = t->threads; th; th = th->next)
-        if (th->owner == &tls_owner)
+    for (ustr__thread *th = t->threads; th; th = th->next) {
+        if (th->owner == &tls_owner) {
+            /* Acquire pairs with the release that ends every intern call:
+             * a record taken over from an exited thread comes with all
+             * that thread wrote to its arena and counters. */
+            (void)atomic_load_explicit(&th->counters.lookups, memory_order_acquire);
             return th;
+        }
+    }
     return NULL;
 }
 

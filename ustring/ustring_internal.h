@@ -74,6 +74,15 @@ ustr__count(_Atomic uint64_t *c, int64_t n)
                           memory_order_relaxed);
 }
 
+/* As ustr__count(), with release: ends every intern call, so that a thread
+ * taking the record over later (thread.c) acquires all the owner did. */
+static inline void
+ustr__count_release(_Atomic uint64_t *c, int64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)n,
+                          memory_order_release);
+}
+
 /* One per (thread, table). Owned by the table, which frees it. */
 typedef struct ustr__thread {
     alignas(USTR__CACHE_LINE) _Atomic uint64_t epoch; /* lockfree readers; see lockfree.c */

@@ -11,6 +11,7 @@
 #include "ustr_testing.h"
 #include "ustring.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -92,8 +93,9 @@ typedef struct worker {
     long      null; /* calls that returned NULL */
     long      flip; /* calls that returned another pointer than before for an index */
     long      ops;  /* calls made */
-    long      odd;  /* stats snapshots out of bounds (grow_while_reading) */
-    uint64_t  end;  /* CLOCK_MONOTONIC ns when the racing phase ends */
+    long      odd;  /* stats snapshots out of bounds (grow_while_reading); NULL
+                     * without ENOMEM (grow_nomem) */
+    uint64_t end;   /* CLOCK_MONOTONIC ns when the racing phase ends */
 } worker;
 
 struct harness {
@@ -577,6 +579,408 @@ case_sequential_threads(const char *arg)
     ustr_table_destroy(h.t);
 }
 
+/* grow_nomem: every thread interns the shared pool in the same order into a
+ * table whose allocator refuses one allocation in FAIL_EVERY, so index
+ * growth, arena blocks and thread records fail now and then while other
+ * threads race on the same strings (for lockfree: a failed maker of the next
+ * array hands the job on). A refused call returns NULL with ENOMEM and leaves
+ * the table unchanged: a string some thread got keeps that one pointer, and
+ * the table holds exactly the strings that someone got. */
+enum { FAIL_EVERY = 3 };
+
+typedef struct flaky_alloc {
+    atomic_bool on;      /* refusing */
+    atomic_long calls;   /* allocations while refusing */
+    atomic_long refused; /* of those, refused */
+} flaky_alloc;
+
+static void *
+flaky_alloc_fn(size_t size, void *ctx)
+{
+    flaky_alloc *fa = ctx;
+    /* Relaxed, all three: counts and a switch that main flips while no
+     * worker runs; the join and thread creation order the rest. */
+    if (atomic_load_explicit(&fa->on, memory_order_relaxed) &&
+        atomic_fetch_add_explicit(&fa->calls, 1, memory_order_relaxed) % FAIL_EVERY ==
+            FAIL_EVERY - 1) {
+        atomic_fetch_add_explicit(&fa->refused, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return malloc(size);
+}
+
+static void
+flaky_free_fn(void *p, size_t size, void *ctx)
+{
+    (void)size, (void)ctx;
+    free(p);
+}
+
+static void *
+nomem_thread(void *arg)
+{
+    worker  *w = arg;
+    harness *h = w->h;
+    worker_start(w, &h->start);
+    for (long i = 0; i < POOL && worker_more(w, i); i++) {
+        errno = 0;
+        ustr u = ustr_table_intern(h->t, h->pool->s[i], h->pool->len[i]);
+        w->ops++;
+        if (!u) {
+            w->null++;
+            w->odd += errno != ENOMEM;
+        } else if (w->got[i] && w->got[i] != u) {
+            w->flip++;
+        } else {
+            w->got[i] = u;
+        }
+    }
+    return NULL;
+}
+
+static void
+case_grow_nomem(const char *arg)
+{
+    static pool        p;
+    static harness     h;
+    static ustr        first[POOL];
+    static flaky_alloc fa;
+    pool_init(&p, "nomem");
+    ustr_config cfg = {
+        .lock = ustr_test_lock(arg),
+        .initial_capacity = 16,
+        .allocator = {.alloc_fn = flaky_alloc_fn, .free_fn = flaky_free_fn, .ctx = &fa},
+    };
+    REQUIRE(ustr_table_create(&cfg, &h.t) == USTR_OK);
+    h.pool = &p;
+    REQUIRE(pthread_barrier_init(&h.start, NULL, THREADS) == 0);
+    for (unsigned i = 0; i < THREADS; i++) {
+        worker *w = &h.w[i];
+        w->id = i;
+        w->h = &h;
+        w->got = calloc(POOL, sizeof *w->got);
+        REQUIRE(w->got != NULL);
+        w->null = w->flip = w->ops = w->odd = 0;
+    }
+    /* seq_cst, as every plain atomic_*(): no worker runs yet, and thread
+     * creation orders it before their calls anyway. */
+    atomic_store(&fa.on, true);
+    for (unsigned i = 0; i < THREADS; i++)
+        REQUIRE(pthread_create(&h.w[i].thread, NULL, nomem_thread, &h.w[i]) == 0);
+    for (unsigned i = 0; i < THREADS; i++)
+        REQUIRE(pthread_join(h.w[i].thread, NULL) == 0);
+    atomic_store(&fa.on, false); /* after the join: ordered by it */
+    pthread_barrier_destroy(&h.start);
+
+    long     null = 0, flip = 0, bad_errno = 0, split = 0, wrong = 0;
+    uint64_t touched = 0;
+    for (unsigned i = 0; i < THREADS; i++) {
+        null += h.w[i].null;
+        flip += h.w[i].flip;
+        bad_errno += h.w[i].odd;
+    }
+    for (size_t k = 0; k < POOL; k++) {
+        first[k] = NULL;
+        for (unsigned i = 0; i < THREADS; i++) {
+            ustr u = h.w[i].got[k];
+            if (!u)
+                continue;
+            if (!first[k]) {
+                first[k] = u;
+                touched++;
+                wrong += !same_bytes(u, p.s[k], p.len[k]);
+            } else if (u != first[k]) {
+                split++;
+            }
+        }
+    }
+    long refused = atomic_load(&fa.refused); /* after the join: ordered by it */
+    fprintf(stderr, "%ld calls, %ld refused allocations, %ld NULL, %llu distinct strings\n",
+            harness_ops(&h), refused, null, (unsigned long long)touched);
+    CHECK(refused > 0);
+    CHECK(null > 0); /* the failure paths did run */
+    CHECK_EQ_INT(bad_errno, 0);
+    CHECK_EQ_INT(flip, 0);
+    CHECK_EQ_INT(split, 0);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(touched > 0);
+
+    ustr_stats s = ustr_test_stats(h.t);
+    CHECK_EQ_U64(s.strings, touched);
+    CHECK_EQ_U64(s.lookups, (uint64_t)(harness_ops(&h) - null));
+    CHECK(s.capacity >= s.strings);
+
+    /* Memory is back: what anyone got is still there, the rest goes in. */
+    long changed = 0;
+    for (size_t k = 0; k < POOL; k++) {
+        ustr u = ustr_table_intern(h.t, p.s[k], p.len[k]);
+        CHECK(u != NULL);
+        changed += first[k] && u != first[k];
+    }
+    CHECK_EQ_INT(changed, 0);
+    CHECK_EQ_U64(ustr_test_stats(h.t).strings, POOL);
+    harness_free(&h);
+    ustr_table_destroy(h.t);
+    pool_free(&p);
+}
+
+/* many_tables: each thread interns into more tables than its thread-local
+ * cache holds (ustring_internal.h, USTR__TLS_ENTRIES), cycling through them so
+ * that most calls miss the cache and look the thread's record up again while
+ * other threads register and the indexes grow. Each table must give one
+ * pointer per string, keep tables apart, and keep one record per thread. */
+enum { MT_TABLES = 6, MT_POOL = 3000 };
+
+static ustr_table *mt_tables[MT_TABLES];
+
+static void *
+many_tables_thread(void *arg)
+{
+    worker  *w = arg;
+    harness *h = w->h;
+    uint64_t x = rng_seed(w->id);
+    worker_start(w, &h->start);
+    for (long i = 0; worker_more(w, i); i++) {
+        size_t tb = (size_t)i % MT_TABLES, k = (size_t)(rng_next(&x) % MT_POOL);
+        worker_got(w, tb * MT_POOL + k,
+                   ustr_table_intern(mt_tables[tb], h->pool->s[k], h->pool->len[k]));
+    }
+    return NULL;
+}
+
+static void
+case_many_tables(const char *arg)
+{
+    static pool    p;
+    static harness h;
+    static ustr    first[MT_TABLES * MT_POOL];
+    pool_init(&p, "many");
+    for (unsigned tb = 0; tb < MT_TABLES; tb++)
+        mt_tables[tb] = ustr_test_table(arg, 16);
+    h.pool = &p;
+    harness_run(&h, MT_TABLES * MT_POOL, many_tables_thread);
+
+    long     split = 0, wrong = 0, shared = 0;
+    uint64_t touched[MT_TABLES] = {0}, ops[MT_TABLES] = {0};
+    for (size_t j = 0; j < MT_TABLES * MT_POOL; j++) {
+        first[j] = NULL;
+        for (unsigned i = 0; i < THREADS; i++) {
+            ustr u = h.w[i].got[j];
+            if (!u)
+                continue;
+            if (!first[j]) {
+                first[j] = u;
+                touched[j / MT_POOL]++;
+                wrong += !same_bytes(u, p.s[j % MT_POOL], p.len[j % MT_POOL]);
+            } else {
+                split += u != first[j];
+            }
+        }
+    }
+    /* The same bytes in two tables: two pointers. */
+    for (size_t k = 0; k < MT_POOL; k++)
+        for (size_t a = 0; a < MT_TABLES; a++)
+            for (size_t b = a + 1; b < MT_TABLES; b++)
+                shared +=
+                    first[a * MT_POOL + k] && first[a * MT_POOL + k] == first[b * MT_POOL + k];
+    for (unsigned i = 0; i < THREADS; i++)
+        for (long c = 0; c < h.w[i].ops; c++)
+            ops[c % MT_TABLES]++;
+    fprintf(stderr, "%ld calls over %d tables\n", harness_ops(&h), MT_TABLES);
+    CHECK_EQ_INT(split, 0);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(shared, 0);
+    for (unsigned tb = 0; tb < MT_TABLES; tb++) {
+        ustr_stats s = ustr_test_stats(mt_tables[tb]);
+        CHECK_EQ_U64(s.threads, THREADS); /* a cache miss finds the thread's record again */
+        CHECK_EQ_U64(s.strings, touched[tb]);
+        CHECK_EQ_U64(s.lookups, ops[tb]);
+    }
+    for (size_t j = 0; j < MT_TABLES * MT_POOL; j++)
+        if (first[j])
+            CHECK_EQ_PTR(
+                ustr_table_intern(mt_tables[j / MT_POOL], p.s[j % MT_POOL], p.len[j % MT_POOL]),
+                first[j]);
+    harness_free(&h);
+    for (unsigned tb = 0; tb < MT_TABLES; tb++)
+        ustr_table_destroy(mt_tables[tb]);
+    pool_free(&p);
+}
+
+/* thread_churn: a few long-lived threads make the index grow (and, for
+ * lockfree tables, retire and free arrays, scanning every thread's record)
+ * while a churner thread starts short-lived threads one after another, each
+ * gone before the next starts. A short-lived thread may take over the record
+ * of one that has exited (ustring.h, ustr_stats.threads); the takeover must
+ * keep that record's strings and counts, and every string one pointer.
+ *
+ * thread_churn_cross (not registered with CTest; run it by hand): the same
+ * with two churners, so a thread started by one churner may take over the
+ * record of a thread that the other one joined. The only order between the
+ * dead thread's last writes to the record and the new owner's first ones is
+ * then libc's own (its thread-stack cache), which ThreadSanitizer cannot see:
+ * under TSan it reports a race on the record's arena in about one run in
+ * three. It passes once a takeover synchronizes through the record itself. */
+enum { CHURN_BG = 4, CHURNERS_MAX = 2, CHURN_EACH = 40, CHURN_LEN = 48 };
+
+typedef struct churn_run {
+    harness    *h;
+    unsigned    id; /* churner, from 0 */
+    ustr        common[CHURN_EACH], own[CHURN_EACH], pre[CHURN_EACH];
+    long        ops; /* calls that returned a pointer, counted by the churner */
+    pthread_t   thread;
+    atomic_bool done;
+} churn_run;
+
+static churn_run churn_runs[CHURNERS_MAX];
+static unsigned  churners; /* in use; set before any thread starts */
+
+typedef struct churn_child {
+    churn_run *run;
+    unsigned   i;
+} churn_child;
+
+static void *
+churn_child_thread(void *arg)
+{
+    churn_child *c = arg;
+    churn_run   *r = c->run;
+    char         buf[CHURN_LEN];
+    int          n = snprintf(buf, sizeof buf, "churn/%u/%u", r->id, c->i);
+    size_t       k = (size_t)(r->id * CHURN_EACH + c->i) % PRELOAD;
+    r->common[c->i] = ustr_table_intern_cstr(r->h->t, "churn/common");
+    r->own[c->i] = ustr_table_intern(r->h->t, buf, (size_t)n);
+    r->pre[c->i] = ustr_table_intern(r->h->t, r->h->pool->s[k], r->h->pool->len[k]);
+    return NULL;
+}
+
+static void *
+churner_thread(void *arg)
+{
+    churn_run  *r = arg;
+    churn_child c = {r, 0};
+    for (c.i = 0; c.i < CHURN_EACH; c.i++) {
+        pthread_t child;
+        if (pthread_create(&child, NULL, churn_child_thread, &c) != 0 ||
+            pthread_join(child, NULL) != 0)
+            break; /* shows as calls missing */
+        r->ops += (r->common[c.i] != NULL) + (r->own[c.i] != NULL) + (r->pre[c.i] != NULL);
+    }
+    /* Release: nothing read through it needs it (main joins us), but the
+     * background threads stop on it. */
+    atomic_store_explicit(&r->done, true, memory_order_release);
+    return NULL;
+}
+
+static void *
+churn_bg_thread(void *arg)
+{
+    worker  *w = arg;
+    harness *h = w->h;
+    char     buf[64];
+    uint64_t x = rng_seed(w->id);
+    for (int i = 0; i < NEW_MAX; i++) {
+        bool more = false;
+        for (unsigned c = 0; c < churners; c++)
+            /* Acquire: pairs with the churner's release; only a stop sign. */
+            more |= !atomic_load_explicit(&churn_runs[c].done, memory_order_acquire);
+        if (!more && i >= MIN_OPS)
+            break;
+        int n = format_new(buf, sizeof buf, w->id, i);
+        worker_got(w, (size_t)i, ustr_table_intern(h->t, buf, (size_t)n));
+        size_t k = (size_t)(rng_next(&x) % PRELOAD);
+        w->flip += ustr_table_intern(h->t, h->pool->s[k], h->pool->len[k]) != h->preloaded[k];
+    }
+    return NULL;
+}
+
+static void
+churn_case(const char *arg, unsigned nchurners)
+{
+    static pool    p;
+    static harness h;
+    static ustr    pre[PRELOAD];
+    churn_run     *runs = churn_runs;
+    churners = nchurners;
+    pool_init(&p, "churn");
+    h.t = ustr_test_table(arg, 16);
+    h.pool = &p;
+    h.preloaded = pre;
+    for (size_t k = 0; k < PRELOAD; k++) {
+        pre[k] = ustr_table_intern(h.t, p.s[k], p.len[k]);
+        REQUIRE(pre[k] != NULL);
+    }
+    for (unsigned c = 0; c < churners; c++) {
+        runs[c] = (churn_run){.h = &h, .id = c};
+        atomic_init(&runs[c].done, false);
+    }
+    for (unsigned i = 0; i < CHURN_BG; i++) {
+        worker *w = &h.w[i];
+        w->id = i;
+        w->h = &h;
+        w->got = calloc(NEW_MAX, sizeof *w->got);
+        REQUIRE(w->got != NULL);
+        w->null = w->flip = w->ops = w->odd = 0;
+        REQUIRE(pthread_create(&w->thread, NULL, churn_bg_thread, w) == 0);
+    }
+    for (unsigned c = 0; c < churners; c++)
+        REQUIRE(pthread_create(&runs[c].thread, NULL, churner_thread, &runs[c]) == 0);
+    for (unsigned c = 0; c < churners; c++)
+        REQUIRE(pthread_join(runs[c].thread, NULL) == 0);
+    for (unsigned i = 0; i < CHURN_BG; i++)
+        REQUIRE(pthread_join(h.w[i].thread, NULL) == 0);
+
+    long bg_ops = 0, churn_ops = 0, bad = 0;
+    ustr common = runs[0].common[0];
+    for (unsigned i = 0; i < CHURN_BG; i++) {
+        CHECK_EQ_INT(h.w[i].null, 0);
+        CHECK_EQ_INT(h.w[i].flip, 0);
+        bg_ops += h.w[i].ops; /* one new string and one preloaded lookup each */
+    }
+    REQUIRE(common != NULL);
+    for (unsigned c = 0; c < churners; c++) {
+        churn_ops += runs[c].ops;
+        for (unsigned i = 0; i < CHURN_EACH; i++) {
+            char   buf[CHURN_LEN];
+            int    n = snprintf(buf, sizeof buf, "churn/%u/%u", c, i);
+            size_t k = (size_t)(c * CHURN_EACH + i) % PRELOAD;
+            bad += runs[c].common[i] != common;
+            bad += !runs[c].own[i] || !same_bytes(runs[c].own[i], buf, (size_t)n);
+            bad += runs[c].pre[i] != pre[k];
+            bad += runs[c].own[i] && ustr_table_intern(h.t, buf, (size_t)n) != runs[c].own[i];
+        }
+    }
+    fprintf(stderr, "%ld background calls, %ld calls from %u short-lived threads\n", 2 * bg_ops,
+            churn_ops, churners * CHURN_EACH);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(churn_ops, 3 * churners * CHURN_EACH);
+    ustr_stats s = ustr_test_stats(h.t);
+    /* PRELOAD, the background threads' new strings, one common, one each. */
+    CHECK_EQ_U64(s.strings, PRELOAD + (uint64_t)bg_ops + 1 + churners * CHURN_EACH);
+    /* Above: PRELOAD by main, 2 per background op, the churn calls, and main's
+     * churners * CHURN_EACH lookups of own strings just now. */
+    CHECK_EQ_U64(s.lookups,
+                 PRELOAD + 2 * (uint64_t)bg_ops + (uint64_t)churn_ops + churners * CHURN_EACH);
+    CHECK(s.threads >= 1 + CHURN_BG + 1 && s.threads <= 1 + CHURN_BG + churners * CHURN_EACH);
+    fprintf(stderr, "%llu thread records\n", (unsigned long long)s.threads);
+    for (unsigned i = 0; i < CHURN_BG; i++)
+        free(h.w[i].got);
+    ustr_table_destroy(h.t);
+    pool_free(&p);
+}
+
+static void
+case_thread_churn(const char *arg)
+{
+    churn_case(arg, 1);
+}
+
+static void
+case_thread_churn_cross(const char *arg)
+{
+    churn_case(arg, CHURNERS_MAX);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -588,6 +992,10 @@ main(int argc, char **argv)
         {"all_new", case_all_new},
         {"grow_while_reading", case_grow_while_reading},
         {"sequential_threads", case_sequential_threads},
+        {"grow_nomem", case_grow_nomem},
+        {"many_tables", case_many_tables},
+        {"thread_churn", case_thread_churn},
+        {"thread_churn_cross", case_thread_churn_cross},
         {NULL, NULL},
     };
     return rt_test_main(cases, argc, argv);
