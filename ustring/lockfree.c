@@ -36,13 +36,10 @@
  * most half of `next` (it is at least twice as big). So an array never
  * fills, and every probe ends.
  *
- * Reclamation: when the last chunk is copied, `current` advances and the old
- * array retires. It is freed only once every thread's announced epoch is
- * newer than its retirement, or the thread is outside the table (epoch 0).
- * Proof sketch, all in the seq_cst total order: the reclaimer swaps
- * `current`, bumps the epoch, then scans records. A reader that announced
- * before the scan is seen and protects the array; one that announces after
- * it loads `current` after the swap, so it cannot reach the old array. */
+ * Reclamation: when the last chunk is copied, `current` advances (a seq_cst
+ * compare-and-swap: the unlink) and the old array retires through the
+ * table's epoch domain (ustr_epoch.h, where the proof is). Lookups enter
+ * the domain and load `current` with seq_cst, as the proof asks. */
 #include "ustring_internal.h"
 
 #include <errno.h>
@@ -115,8 +112,7 @@ struct ustr__lf_array {
     void                     *raw;
     _Atomic(ustr__lf_array *) next;                      /* set once, when the move starts */
     _Atomic bool              growing;                   /* a thread is making `next` */
-    ustr__lf_array           *retired_next;              /* guarded by registry_lock */
-    uint64_t                  retire_epoch;              /* guarded by registry_lock */
+    ustr_epoch_node           node;                      /* retirement */
     alignas(USTR__CACHE_LINE) _Atomic size_t claimed;    /* reps placed or about to be */
     alignas(USTR__CACHE_LINE) _Atomic size_t copy_claim; /* next chunk to copy */
     _Atomic size_t copy_done;                            /* chunks finished */
@@ -174,31 +170,24 @@ array_free(ustr_table *t, ustr__lf_array *a)
     ustr__lines_free(t, a->raw, bytes);
 }
 
-/* ---- epochs ---- */
+/* ---- epochs (ustr_epoch.h) ---- */
 
 static inline void
 epoch_enter(ustr_table *t, ustr__thread *th)
 {
-    /* Acquire pairs with the seq_cst bump in retire(): seeing the new epoch
-     * means seeing the `current` swap that came before it. */
-    uint64_t e = atomic_load_explicit(&t->lf.epoch, memory_order_acquire);
-    /* seq_cst, with the seq_cst load of `current` that follows it: see the
-     * proof at the top. */
-    atomic_store_explicit(&th->epoch, e, memory_order_seq_cst);
+    ustr_epoch_enter(&t->lf.epochs, &th->rec);
 }
 
 static inline void
 epoch_leave(ustr__thread *th)
 {
-    /* Release: our reads of the arrays happen before a reclaimer that sees
-     * this 0 frees them. */
-    atomic_store_explicit(&th->epoch, 0, memory_order_release);
+    ustr_epoch_leave(&th->rec);
 }
 
 static inline ustr__lf_array *
 current(ustr_table *t)
 {
-    /* seq_cst: ordered after our epoch announcement (see the proof). */
+    /* seq_cst: the first shared pointer after entering (ustr_epoch.h). */
     return atomic_load_explicit(&t->lf.current, memory_order_seq_cst);
 }
 
@@ -210,42 +199,23 @@ next_of(ustr__lf_array *a)
     return atomic_load_explicit(&a->next, memory_order_acquire);
 }
 
+static void
+array_free_node(ustr_epoch_node *node, void *ctx)
+{
+    array_free(ctx, (ustr__lf_array *)(void *)((char *)node - offsetof(ustr__lf_array, node)));
+}
+
 void
 ustr__lockfree_reclaim(ustr_table *t)
 {
-    uint64_t oldest = UINT64_MAX;
-    for (ustr__thread *th = t->threads; th; th = th->next) {
-        /* seq_cst: the scan of the proof; acquire part pairs with the
-         * release in epoch_leave(). */
-        uint64_t e = atomic_load_explicit(&th->epoch, memory_order_seq_cst);
-        if (e && e < oldest)
-            oldest = e;
-    }
-    ustr__lf_array **link = &t->lf.retired;
-    while (*link) {
-        ustr__lf_array *a = *link;
-        if (a->retire_epoch <= oldest) {
-            *link = a->retired_next;
-            array_free(t, a);
-        } else {
-            link = &a->retired_next;
-        }
-    }
-    /* Relaxed: only a hint that makes inserts try again later. */
-    atomic_store_explicit(&t->lf.has_retired, t->lf.retired != NULL, memory_order_relaxed);
+    ustr_epoch_reclaim(&t->lf.epochs);
 }
 
+/* `a` is unlinked from `current`: free it once no reader can hold it. */
 static void
 retire(ustr_table *t, ustr__lf_array *a)
 {
-    pthread_mutex_lock(&t->registry_lock);
-    /* seq_cst: after the `current` swap and before the scan, in the total
-     * order the proof uses. */
-    a->retire_epoch = atomic_fetch_add_explicit(&t->lf.epoch, 2, memory_order_seq_cst) + 2;
-    a->retired_next = t->lf.retired;
-    t->lf.retired = a;
-    ustr__lockfree_reclaim(t);
-    pthread_mutex_unlock(&t->registry_lock);
+    ustr_epoch_retire(&t->lf.epochs, &a->node, array_free_node, t);
 }
 
 /* ---- probing and placing ---- */
@@ -531,15 +501,12 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
         ustr__count(&th->counters.inserts, 1);
     else if (mine)
         ustr__rep_unmake(t, th, mine);
-    /* Relaxed: has_retired is a hint; the registry lock orders the real
-     * work. Only try: a reclaimer already at it will do. */
+    /* Relaxed, both: `pending` is a hint; the epoch domain's lock orders
+     * the real work. */
     uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
     if (inserts % RECLAIM_EVERY == 0 &&
-        atomic_load_explicit(&t->lf.has_retired, memory_order_relaxed) &&
-        pthread_mutex_trylock(&t->registry_lock) == 0) {
-        ustr__lockfree_reclaim(t);
-        pthread_mutex_unlock(&t->registry_lock);
-    }
+        atomic_load_explicit(&t->lf.epochs.pending, memory_order_relaxed))
+        ustr_epoch_reclaim(&t->lf.epochs);
     if (!r)
         errno = ENOMEM; /* last: a free_fn above may have changed errno */
     return r;
@@ -548,7 +515,7 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
 ustr_result
 ustr__lockfree_init(ustr_table *t)
 {
-    atomic_init(&t->lf.epoch, 2);
+    ustr_epoch_init(&t->lf.epochs);
     ustr__lf_array *a = array_new(t, ustr__pow2_at_least(2 * t->initial_capacity));
     if (!a)
         return USTR_ERR_NOMEM;
@@ -560,16 +527,12 @@ ustr__lockfree_init(ustr_table *t)
 void
 ustr__lockfree_free(ustr_table *t)
 {
+    ustr_epoch_destroy(&t->lf.epochs); /* frees the retired arrays */
     /* Relaxed: no other thread may use the table any more. */
     ustr__lf_array *a = atomic_load_explicit(&t->lf.current, memory_order_relaxed);
     while (a) {
         ustr__lf_array *n = atomic_load_explicit(&a->next, memory_order_relaxed);
         array_free(t, a);
         a = n;
-    }
-    while (t->lf.retired) {
-        a = t->lf.retired;
-        t->lf.retired = a->retired_next;
-        array_free(t, a);
     }
 }

@@ -15,9 +15,9 @@ ustr_table_stats(ustr_table *t, ustr_stats *out)
         out->string_bytes += atomic_load_explicit(&th->counters.string_bytes, memory_order_relaxed);
         out->threads++;
     }
+    pthread_mutex_unlock(&t->registry_lock);
     if (t->lock == USTR_LOCK_LOCKFREE)
         ustr__lockfree_reclaim(t); /* a cheap moment to free retired arrays */
-    pthread_mutex_unlock(&t->registry_lock);
     /* Every insert added one distinct string, and nothing is ever removed. */
     out->strings = out->inserts;
     /* Relaxed: stats only. */

@@ -32,6 +32,8 @@ thread_new(ustr_table *t)
         return NULL;
     th->raw = raw;
     th->owner = &tls_owner;
+    if (t->lock == USTR_LOCK_LOCKFREE)
+        ustr_epoch_register(&t->lf.epochs, &th->rec);
     th->next = t->threads;
     t->threads = th;
     return th;

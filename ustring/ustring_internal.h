@@ -2,6 +2,7 @@
 #ifndef USTRING_INTERNAL_H
 #define USTRING_INTERNAL_H
 
+#include "ustr_epoch.h"
 #include "ustr_rwspin.h"
 #include "ustr_spin.h"
 #include "ustring.h"
@@ -85,7 +86,7 @@ ustr__count_release(_Atomic uint64_t *c, int64_t n)
 
 /* One per (thread, table). Owned by the table, which frees it. */
 typedef struct ustr__thread {
-    alignas(USTR__CACHE_LINE) _Atomic uint64_t epoch; /* lockfree readers; see lockfree.c */
+    ustr_epoch_rec       rec; /* lockfree readers' epoch record; first: 64-aligned */
     ustr__counters       counters;
     ustr__arena          arena;
     const void          *owner;            /* address of a thread-local: who owns it */
@@ -159,9 +160,7 @@ typedef struct ustr__lf_array ustr__lf_array;
 
 typedef struct ustr__lockfree {
     _Atomic(ustr__lf_array *) current;
-    _Atomic uint64_t          epoch;       /* even, >= 2; bumped when an array retires */
-    _Atomic bool              has_retired; /* hint: retired arrays wait to be freed */
-    ustr__lf_array           *retired;     /* guarded by the table's registry lock */
+    ustr_epoch                epochs; /* the records of this table's threads; retired arrays */
 } ustr__lockfree;
 
 /* ---- the table ----------------------------------------------------------- */
@@ -172,8 +171,8 @@ struct ustr_table {
     ustr_allocator allocator;
     size_t         initial_capacity;
 
-    /* Guards threads and lockfree.retired. Taken when a thread first uses the
-     * table, when stats are read, and to free retired arrays; never on a
+    /* Guards threads. Taken when a thread first uses the table and when
+     * stats are read; never on a
      * lookup. Outermost: a shard lock may not be held while taking it. */
     pthread_mutex_t registry_lock;
     ustr__thread   *threads;
@@ -206,7 +205,7 @@ ustr_result      ustr__lockfree_init(ustr_table *t);
 void             ustr__lockfree_free(ustr_table *t);
 const ustr__rep *ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len,
                                        uint64_t hash);
-/* Frees retired arrays that no reader can hold; called with registry_lock. */
+/* Frees retired arrays that no reader can hold. */
 void ustr__lockfree_reclaim(ustr_table *t);
 
 size_t ustr__pow2_at_least(size_t n);
