@@ -34,8 +34,8 @@ tex_result_str(tex_result r)
 size_t
 tex_type_size(tex_type type)
 {
-    static const size_t size[] = {[TEX_TYPE_U8] = 1, [TEX_TYPE_U16] = 2, [TEX_TYPE_HALF] = 2,
-                                  [TEX_TYPE_FLOAT] = 4};
+    static const size_t size[] = {
+        [TEX_TYPE_U8] = 1, [TEX_TYPE_U16] = 2, [TEX_TYPE_HALF] = 2, [TEX_TYPE_FLOAT] = 4};
     return type <= TEX_TYPE_FLOAT ? size[type] : 0;
 }
 

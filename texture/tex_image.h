@@ -73,23 +73,65 @@ tex_result tex_check_size(uint64_t width, uint64_t height, char err[TEX_ERR_LEN]
 float tex_srgb_to_linear(float v);
 float tex_linear_to_srgb(float v);
 
+/* IEEE 754 binary16 <-> float, rounding to nearest even. */
+float    tex_half_to_float(uint16_t h);
+uint16_t tex_float_to_half(float f);
+
+/* Converts src to `type`: samples are decoded to linear light (colour
+ * channels of an sRGB source; alpha is never encoded) and encoded again as
+ * dst_srgb says (ignored for HALF and FLOAT, which are always linear).
+ * Integer types clamp to [0, 1]. On failure dst holds no pixels. */
+tex_result tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image *dst,
+                             char err[TEX_ERR_LEN]);
+
+/* Reads a PNG, JPEG or EXR (level 0, whole), whichever the file's first
+ * bytes say it is. */
+tex_result tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+
+/* ---- MIP pyramids ---- */
+
+/* Levels of a full chain down to 1x1: each level is max(1, size / 2). */
+uint32_t tex_mip_levels(uint32_t width, uint32_t height);
+
+/* Makes the next level of src (max(1, w/2) x max(1, h/2), same type and
+ * channels) in *dst, by exact area coverage, so odd sizes are filtered, not
+ * point-sampled. sRGB colour is averaged in linear light, alpha as is. On
+ * failure dst holds no pixels. */
+tex_result tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN]);
+
 /* ---- PNG (libpng) ---- */
 
 /* Reads any PNG: 1, 2, 4, 8 and 16 bits; grey, grey+alpha, RGB, RGBA and
- * palette (tRNS becomes alpha); interlaced or not. 16-bit files give
- * TEX_TYPE_U16, all others TEX_TYPE_U8 (sub-byte grey scaled to 0..255);
- * srgb is true. */
+ * palette; interlaced or not. Grey stays 1 channel, grey+alpha 2, palette
+ * becomes RGB, and a tRNS chunk becomes alpha (grey: 2 channels, RGB and
+ * palette: 4). 16-bit files give TEX_TYPE_U16 in host byte order, all others
+ * TEX_TYPE_U8 (sub-byte grey scaled to 0..255); srgb is true (gAMA, cHRM
+ * and iCCP are ignored). On TEX_OK *out is yours (tex_image_free()); on
+ * failure out->pixels is NULL. A file cut short anywhere (IEND included)
+ * or with a bad CRC in a critical chunk is TEX_ERR_CORRUPT ("truncated:
+ * IDAT chunk ends early", "bad CRC in IDAT chunk"); a bad CRC in an
+ * ancillary chunk only drops that chunk. Prints nothing, warnings
+ * included; calls may run on many threads at once. */
 tex_result tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
-/* Writes an 8- or 16-bit PNG of img (U8 or U16, 1-4 channels) with the sRGB
- * chunk. Written to a temporary file in the same folder and renamed, so a
- * failure never leaves a half-written file at `path`. */
+/* Writes an 8- or 16-bit PNG of img (U8 or U16 in host byte order, 1-4
+ * channels) with the sRGB chunk. Written to a temporary file in the same
+ * folder and renamed, so a failure never leaves a half-written file at
+ * `path`, nor the temporary one: an old file stays whole, or is replaced
+ * whole and keeps its permissions; a new file gets 0666 less the umask.
+ * TEX_ERR_INVALID for another type or shape; TEX_ERR_WRITE with errno's
+ * reason ("cannot write: No such file or directory"). */
 tex_result tex_png_write(const char *path, const tex_image *img, char err[TEX_ERR_LEN]);
 
 /* ---- JPEG (libjpeg-turbo) ---- */
 
-/* Reads a baseline or progressive JPEG, grey (1 channel) or colour (3);
- * CMYK gives TEX_ERR_UNSUPPORTED. TEX_TYPE_U8, srgb true. */
+/* Reads a baseline or progressive JPEG, grey (1 channel) or colour (3,
+ * stored as YCbCr or RGB); CMYK and YCCK give TEX_ERR_UNSUPPORTED, as do
+ * 12-bit and lossless files. TEX_TYPE_U8, srgb true. Damage that libjpeg
+ * only warns about and paints over with grey (a file cut short, EOI
+ * included; a broken scan) is TEX_ERR_CORRUPT ("truncated: premature end
+ * of JPEG file"). On failure out->pixels is NULL. Prints nothing; calls
+ * may run on many threads at once. */
 tex_result tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
 #endif

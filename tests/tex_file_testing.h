@@ -1,0 +1,170 @@
+/* Helpers shared by the image-file tests (PNG, JPEG): a private temporary
+ * folder removed at exit, whole-file reads and writes, message checks, and
+ * the skip status. Needs _POSIX_C_SOURCE 200809L (mkdtemp, lstat, dup). */
+#ifndef RT_TEST_TEX_FILE_TESTING_H
+#define RT_TEST_TEX_FILE_TESTING_H
+
+#include "check.h"
+#include "tex_image.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TEX_TEST_SKIP 77 /* SKIP_RETURN_CODE in tests/CMakeLists.txt (RT_TEST_SKIP) */
+
+/* Fails unless `msg` contains `word`, printing both. */
+#define CHECK_CONTAINS(msg, word)                                                                  \
+    do {                                                                                           \
+        const char *m_ = (msg), *w_ = (word);                                                      \
+        if (!strstr(m_, w_))                                                                       \
+            RT_CHECK_FAIL_("CHECK_CONTAINS(%s, %s): \"%s\" lacks \"%s\"", #msg, #word, m_, w_);    \
+    } while (0)
+
+/* An error message as the contract wants it: one non-empty line. */
+#define CHECK_ONE_LINE(msg)                                                                        \
+    do {                                                                                           \
+        const char *m_ = (msg);                                                                    \
+        if (!m_[0] || strchr(m_, '\n') || strlen(m_) >= TEX_ERR_LEN)                               \
+            RT_CHECK_FAIL_("CHECK_ONE_LINE(%s): \"%s\" is not one non-empty line", #msg, m_);      \
+    } while (0)
+
+static char tex_test_dir_[4096];
+
+/* Removes `path` and, if it is a folder, everything in it. */
+static inline void
+tex_test_rm_(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                    continue;
+                size_t n = strlen(path) + strlen(e->d_name) + 2;
+                char  *sub = malloc(n);
+                if (!sub)
+                    break;
+                snprintf(sub, n, "%s/%s", path, e->d_name);
+                tex_test_rm_(sub);
+                free(sub);
+            }
+            closedir(d);
+        }
+    }
+    if (remove(path) != 0)
+        perror(path);
+}
+
+static inline void
+tex_test_dir_remove_(void)
+{
+    if (tex_test_dir_[0])
+        tex_test_rm_(tex_test_dir_);
+}
+
+/* A new empty folder of this process, removed with all it holds at exit. */
+static inline const char *
+tex_test_dir(void)
+{
+    if (!tex_test_dir_[0]) {
+        const char *t = getenv("TMPDIR");
+        snprintf(tex_test_dir_, sizeof tex_test_dir_, "%s/rt-tex-XXXXXX", t && t[0] ? t : "/tmp");
+        REQUIRE(mkdtemp(tex_test_dir_) != NULL);
+        atexit(tex_test_dir_remove_);
+    }
+    return tex_test_dir_;
+}
+
+/* `name` inside tex_test_dir(), in a static buffer of 8 rotating slots. */
+static inline const char *
+tex_test_path(const char *name)
+{
+    static char buf[8][4200];
+    static int  next;
+    char       *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", tex_test_dir(), name);
+    return p;
+}
+
+static inline void
+tex_test_file_write(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f != NULL);
+    REQUIRE(fwrite(data, 1, n, f) == n);
+    REQUIRE(fclose(f) == 0);
+}
+
+/* The whole file; *n is its size. Free with free(). */
+static inline unsigned char *
+tex_test_file_read(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    REQUIRE(f != NULL);
+    REQUIRE(fseek(f, 0, SEEK_END) == 0);
+    long size = ftell(f);
+    REQUIRE(size >= 0);
+    rewind(f);
+    unsigned char *data = malloc((size_t)size + 1);
+    REQUIRE(data != NULL);
+    REQUIRE(fread(data, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+    *n = (size_t)size;
+    return data;
+}
+
+/* Sends stderr to a file until tex_test_stderr_release(), which returns how
+ * many bytes were written there (and copies them to the real stderr): a
+ * reader must print nothing, warnings included. */
+static int  tex_test_stderr_saved_ = -1;
+static char tex_test_stderr_path_[4200];
+
+static inline void
+tex_test_stderr_capture(void)
+{
+    fflush(stderr);
+    tex_test_stderr_saved_ = dup(2);
+    REQUIRE(tex_test_stderr_saved_ >= 0);
+    snprintf(tex_test_stderr_path_, sizeof tex_test_stderr_path_, "%s/stderr.txt", tex_test_dir());
+    int fd = open(tex_test_stderr_path_, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(dup2(fd, 2) == 2);
+    close(fd);
+}
+
+static inline size_t
+tex_test_stderr_release(void)
+{
+    fflush(stderr);
+    REQUIRE(dup2(tex_test_stderr_saved_, 2) == 2);
+    close(tex_test_stderr_saved_);
+    size_t         n;
+    unsigned char *text = tex_test_file_read(tex_test_stderr_path_, &n);
+    if (n)
+        fprintf(stderr, "printed on stderr: %.*s\n", (int)n, (const char *)text);
+    free(text);
+    REQUIRE(remove(tex_test_stderr_path_) == 0);
+    return n;
+}
+
+/* Deterministic test data: xorshift64*. */
+static inline uint64_t
+tex_test_rand(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+#endif

@@ -1,0 +1,555 @@
+/* Bad input to the OpenEXR shim (texture/tex_exr.h): missing, unreadable,
+ * empty, foreign, truncated and hand-made hostile files, and every file of
+ * ${RT_TESTDATA}/exr-damaged (skipped with exit 77 when missing).
+ *
+ * Each case asserts the result and the message: one line, no file name,
+ * nothing printed on stderr. Damaged files run one per child process with
+ * an alarm, so a crash or a hang names its file. Under AddressSanitizer
+ * CMake sets max_allocation_size to TEX_MAX_PIXELS * 4 channels * 4 bytes,
+ * so an allocation past the documented limits aborts the child. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4() */
+
+#include "check.h"
+#include "tex_exr.h"
+#include "tex_file_testing.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Opens `path` and reads every level (and, when tiled, every tile of
+ * level 0): returns the first failure's result, with its message in err. */
+static tex_result
+read_all(const char *path, char err[TEX_ERR_LEN])
+{
+    tex_exr     *f;
+    tex_exr_info in;
+    tex_result   r = tex_exr_open(path, &f, &in, err);
+    if (r != TEX_OK)
+        return r;
+    for (uint32_t l = 0; l < in.nlevels && r == TEX_OK; l++) {
+        tex_image img;
+        r = tex_exr_read_image(f, l, &img, err);
+        tex_image_free(&img);
+    }
+    tex_exr_close(f);
+    return r;
+}
+
+/* The result and message of opening and reading `path`. */
+static void
+expect(const char *path, tex_result want, const char *msg)
+{
+    char err[TEX_ERR_LEN] = "";
+    tex_test_stderr_capture();
+    tex_result r = read_all(path, err);
+    CHECK_EQ_INT(tex_test_stderr_release(), 0);
+    CHECK_EQ_INT(r, want);
+    CHECK_ONE_LINE(err);
+    CHECK_CONTAINS(err, msg);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strstr(err, base))
+        RT_CHECK_FAIL_("the message names the file: %s", err);
+    printf("%s: %s\n", base, err);
+}
+
+static void
+case_missing(const char *arg)
+{
+    (void)arg;
+    expect(tex_test_path("no_such.exr"), TEX_ERR_OPEN, "cannot open: No such file or directory");
+}
+
+static void
+case_directory(const char *arg)
+{
+    (void)arg;
+    const char *dir = tex_test_path("folder.exr");
+    REQUIRE(mkdir(dir, 0700) == 0);
+    expect(dir, TEX_ERR_OPEN, "cannot open: Is a directory");
+}
+
+static void
+case_empty(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("empty.exr");
+    tex_test_file_write(path, "", 0);
+    expect(path, TEX_ERR_FORMAT, "empty file: not an OpenEXR file");
+}
+
+static void
+case_garbage(const char *arg)
+{
+    (void)arg;
+    const char   *path = tex_test_path("garbage.exr");
+    unsigned char junk[4096];
+    uint64_t      s = 12345;
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (unsigned char)tex_test_rand(&s);
+    junk[0] = 'x';
+    tex_test_file_write(path, junk, sizeof junk);
+    expect(path, TEX_ERR_FORMAT, "not an OpenEXR file");
+    tex_test_file_write(path, "\x89PNG\r\n\x1a\n", 8);
+    expect(path, TEX_ERR_FORMAT, "not an OpenEXR file");
+    tex_test_file_write(path, "v/1", 3); /* a magic number cut short */
+    expect(path, TEX_ERR_CORRUPT, "truncated: file ends inside the OpenEXR magic number");
+    /* The magic number, then junk. */
+    memcpy(junk, "\x76\x2f\x31\x01", 4);
+    tex_test_file_write(path, junk, sizeof junk);
+    expect(path, TEX_ERR_CORRUPT, "bad header");
+}
+
+/* A valid file cut at several points: never TEX_OK, always "truncated". */
+static void
+case_truncated(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, 64, 48, 4, TEX_TYPE_HALF, err) == TEX_OK);
+    uint64_t s = 1;
+    for (size_t i = 0; i < (size_t)64 * 48 * 4; i++)
+        ((uint16_t *)img.pixels)[i] = (uint16_t)(tex_test_rand(&s) & 0x3bff);
+    const char *whole = tex_test_path("whole.exr"), *cut = tex_test_path("cut.exr");
+    REQUIRE(tex_exr_write_scanline(whole, &img, NULL, 0, err) == TEX_OK);
+    size_t         n;
+    unsigned char *data = tex_test_file_read(whole, &n);
+    size_t         at[] = {4, 8, 40, 200, 330, 350, n / 4, n / 2, 3 * n / 4, n - 100, n - 1};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        REQUIRE(at[i] < n);
+        tex_test_file_write(cut, data, at[i]);
+        printf("cut at %zu of %zu: ", at[i], n);
+        expect(cut, TEX_ERR_CORRUPT, "truncated");
+    }
+    free(data);
+    tex_image_free(&img);
+}
+
+/* A tiled file cut in the middle: tiles before the cut still read, and
+ * read right; those after it fail, each with its own message. */
+static void
+case_truncated_tiles(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, 64, 64, 3, TEX_TYPE_FLOAT, err) == TEX_OK);
+    uint64_t s = 2;
+    for (size_t i = 0; i < (size_t)64 * 64 * 3; i++)
+        ((float *)img.pixels)[i] = (float)(tex_test_rand(&s) % 1000) / 10.0f;
+    const char *path = tex_test_path("tiles.exr");
+    REQUIRE(tex_exr_write_tiled(path, &img, 1, 16, NULL, 0, err) == TEX_OK);
+    size_t         n;
+    unsigned char *data = tex_test_file_read(path, &n);
+    tex_test_file_write(path, data, n * 6 / 10);
+    free(data);
+
+    tex_exr     *f;
+    tex_exr_info in;
+    REQUIRE(tex_exr_open(path, &f, &in, err) == TEX_OK);
+    float tile[16 * 16 * 3];
+    int   good = 0, bad = 0;
+    tex_test_stderr_capture();
+    for (uint32_t ty = 0; ty < 4; ty++) {
+        for (uint32_t tx = 0; tx < 4; tx++) {
+            tex_result r = tex_exr_read_tile(f, 0, tx, ty, tile, err);
+            if (r == TEX_OK) {
+                good++;
+                for (uint32_t y = 0; y < 16; y++)
+                    CHECK(!memcmp(&tile[y * 16 * 3],
+                                  (float *)img.pixels + ((ty * 16 + y) * 64 + tx * 16) * 3,
+                                  16 * 3 * sizeof(float)));
+            } else {
+                bad++;
+                CHECK_EQ_INT(r, TEX_ERR_CORRUPT);
+                CHECK_ONE_LINE(err);
+                CHECK_CONTAINS(err, "truncated");
+            }
+        }
+    }
+    tex_image whole;
+    CHECK_EQ_INT(tex_exr_read_image(f, 0, &whole, err), TEX_ERR_CORRUPT);
+    CHECK(whole.pixels == NULL);
+    CHECK_EQ_INT(tex_test_stderr_release(), 0);
+    printf("%d tiles read, %d cut off: %s\n", good, bad, err);
+    CHECK(good >= 4);
+    CHECK(bad >= 4);
+    tex_exr_close(f);
+    tex_image_free(&img);
+}
+
+/* ---- hand-made headers ---- */
+
+typedef struct byte_buf {
+    unsigned char *p;
+    size_t         n, cap;
+} byte_buf;
+
+static void
+put(byte_buf *b, const void *data, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2;
+        b->p = realloc(b->p, b->cap);
+        REQUIRE(b->p);
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+
+static void
+put_u32(byte_buf *b, uint32_t v) /* little-endian, as OpenEXR stores it */
+{
+    unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                           (unsigned char)(v >> 24)};
+    put(b, le, 4);
+}
+
+static void
+put_attr(byte_buf *b, const char *name, const char *type, uint32_t size)
+{
+    put(b, name, strlen(name) + 1);
+    put(b, type, strlen(type) + 1);
+    put_u32(b, size);
+}
+
+typedef struct spec {
+    uint32_t     w, h;
+    const char **channels;        /* NULL-terminated; default {"Y"} */
+    uint32_t     nchannels_extra; /* more FLOAT channels named c00000, c00001, ... */
+    int          pixel_type;      /* 0 UINT, 1 HALF, 2 FLOAT */
+    int          sampling;        /* of every channel; 0: 1 */
+    uint32_t     tile_w, tile_h;  /* 0: scanline */
+    uint32_t     version;         /* 0: 2 */
+    uint32_t     table;           /* zero entries written after the header */
+} spec;
+
+/* An uncompressed single-part file: the header and `table` zero entries of
+ * chunk table, no pixels. */
+static void
+write_spec(const char *path, const spec *sp)
+{
+    static const char *y[] = {"Y", NULL};
+    const char       **names = sp->channels ? sp->channels : y;
+    byte_buf           b = {0};
+    put(&b, "\x76\x2f\x31\x01", 4);
+    put_u32(&b, (sp->version ? sp->version : 2) | (sp->tile_w ? 0x200 : 0));
+    uint32_t size = 1;
+    for (const char **c = names; *c; c++)
+        size += (uint32_t)strlen(*c) + 1 + 16;
+    size += sp->nchannels_extra * (7 + 16);
+    put_attr(&b, "channels", "chlist", size);
+    for (uint32_t i = 0, n = 0; names[n] || i < sp->nchannels_extra;) {
+        char extra[16];
+        int  type = sp->pixel_type ? sp->pixel_type : 1;
+        if (names[n]) {
+            put(&b, names[n], strlen(names[n]) + 1);
+            n++;
+        } else {
+            snprintf(extra, sizeof extra, "c%05u", i++);
+            put(&b, extra, 7);
+            type = 2;
+        }
+        put_u32(&b, (uint32_t)type);
+        put_u32(&b, 0); /* pLinear, reserved */
+        put_u32(&b, (uint32_t)(sp->sampling ? sp->sampling : 1));
+        put_u32(&b, (uint32_t)(sp->sampling ? sp->sampling : 1));
+    }
+    put(&b, "", 1);
+    put_attr(&b, "compression", "compression", 1);
+    put(&b, "", 1); /* none */
+    for (int i = 0; i < 2; i++) {
+        put_attr(&b, i ? "displayWindow" : "dataWindow", "box2i", 16);
+        put_u32(&b, 0);
+        put_u32(&b, 0);
+        put_u32(&b, sp->w - 1);
+        put_u32(&b, sp->h - 1);
+    }
+    put_attr(&b, "lineOrder", "lineOrder", 1);
+    put(&b, "", 1);
+    put_attr(&b, "pixelAspectRatio", "float", 4);
+    put_u32(&b, 0x3f800000);
+    put_attr(&b, "screenWindowCenter", "v2f", 8);
+    put_u32(&b, 0);
+    put_u32(&b, 0);
+    put_attr(&b, "screenWindowWidth", "float", 4);
+    put_u32(&b, 0x3f800000);
+    if (sp->tile_w) {
+        put_attr(&b, "tiles", "tiledesc", 9);
+        put_u32(&b, sp->tile_w);
+        put_u32(&b, sp->tile_h);
+        put(&b, "", 1); /* ONE_LEVEL, ROUND_DOWN */
+    }
+    put(&b, "", 1); /* end of header */
+    for (uint32_t i = 0; i < sp->table; i++) {
+        put_u32(&b, 0);
+        put_u32(&b, 0);
+    }
+    tex_test_file_write(path, b.p, b.n);
+    free(b.p);
+}
+
+static void
+expect_spec(const spec *sp, tex_result want, const char *msg)
+{
+    const char *path = tex_test_path("made.exr");
+    write_spec(path, sp);
+    expect(path, want, msg);
+}
+
+static void
+case_too_large(const char *arg)
+{
+    (void)arg;
+    /* Over TEX_MAX_DIM on one side; over TEX_MAX_PIXELS in all. */
+    expect_spec(&(spec){.w = 100000, .h = 2, .table = 2}, TEX_ERR_TOO_LARGE,
+                "100000x2 pixels is over the limit");
+    expect_spec(&(spec){.w = 20000, .h = 20000, .table = 20000}, TEX_ERR_TOO_LARGE,
+                "20000x20000 pixels is over the limit");
+    /* A tile too large for the cache to hold, on a small image. */
+    expect_spec(&(spec){.w = 64, .h = 64, .tile_w = 8192, .tile_h = 8192, .table = 1},
+                TEX_ERR_TOO_LARGE, "tile size 8192x8192");
+    /* 4000 float channels: a 65536-pixel scanline of 1 GB. */
+    expect_spec(&(spec){.w = 65536, .h = 1, .nchannels_extra = 4000, .table = 1}, TEX_ERR_TOO_LARGE,
+                "over the limit of 268435456 bytes");
+}
+
+static void
+case_many_tiles(const char *arg)
+{
+    (void)arg;
+    /* 16384x16384 in 1x1 tiles: 2^28 chunks, a 2 GB chunk table, in a file
+     * of 400 bytes. Refused quickly and without the allocation. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    expect_spec(&(spec){.w = 16384, .h = 16384, .tile_w = 1, .tile_h = 1, .table = 4},
+                TEX_ERR_CORRUPT, "truncated");
+    /* The same with 100000 of its 2^24 table entries present. (OpenEXR
+     * 3.1 itself reads past the end here before check_header() compares
+     * the count with the file's size.) */
+    expect_spec(&(spec){.w = 4096, .h = 4096, .tile_w = 1, .tile_h = 1, .table = 100000},
+                TEX_ERR_CORRUPT, "truncated");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    printf("%.3f s\n", secs);
+    CHECK(secs < 10);
+}
+
+static void
+case_unsupported(const char *arg)
+{
+    (void)arg;
+    static const char *yc[] = {"BY", "RY", "Y", NULL}, *r[] = {"R", NULL};
+    expect_spec(&(spec){.w = 64, .h = 64, .channels = yc, .tile_w = 64, .tile_h = 64, .table = 1},
+                TEX_ERR_UNSUPPORTED, "luminance/chroma channels in a tiled file");
+    expect_spec(&(spec){.w = 64, .h = 64, .channels = r, .sampling = 2, .table = 64},
+                TEX_ERR_UNSUPPORTED, "channel 'R' is subsampled (2x2)");
+    expect_spec(&(spec){.w = 8, .h = 8, .version = 3, .table = 8}, TEX_ERR_CORRUPT, "bad header");
+}
+
+/* ---- ${RT_TESTDATA}/exr-damaged ---- */
+
+static double
+seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* In the child: everything a texture system might do with the file.
+ * Prints one summary line. Exit status: 1 if the contract broke (a
+ * message that is not one line, names the file, or TEX_ERR_NOMEM);
+ * otherwise REFUSED, READ (every level and tile read) or PARTLY. */
+enum { REFUSED = 10, READ = 11, PARTLY = 12 };
+
+static int
+exercise(const char *path, const char *name)
+{
+    char         err[TEX_ERR_LEN] = "";
+    tex_exr     *f;
+    tex_exr_info in;
+    tex_result   r = tex_exr_open(path, &f, &in, err);
+    bool         ok = true;
+#define MESSAGE_OK(res)                                                                            \
+    ((res) == TEX_OK || ((res) != TEX_ERR_NOMEM && err[0] && !strchr(err, '\n') &&                 \
+                         strlen(err) < TEX_ERR_LEN && !strstr(err, name)))
+    if (r != TEX_OK) {
+        ok = MESSAGE_OK(r);
+        printf("refused (%s): %s", tex_result_str(r), err);
+        return ok ? REFUSED : 1;
+    }
+    uint32_t levels_ok = 0, tiles_ok = 0, tiles_bad = 0;
+    char     first[TEX_ERR_LEN] = "";
+    for (uint32_t l = 0; l < in.nlevels; l++) {
+        tex_image img;
+        r = tex_exr_read_image(f, l, &img, err);
+        ok &= MESSAGE_OK(r);
+        levels_ok += r == TEX_OK;
+        if (r != TEX_OK && !first[0])
+            snprintf(first, sizeof first, "%s", err);
+        tex_image_free(&img);
+        if (!in.tiled)
+            continue;
+        uint32_t w, h;
+        tex_exr_level_size(f, l, &w, &h);
+        size_t bytes = (size_t)in.tile_width * in.tile_height * in.nchannels * 4;
+        void  *tile = malloc(bytes);
+        if (!tile)
+            return 1;
+        uint32_t nx = (w + in.tile_width - 1) / in.tile_width;
+        uint32_t ny = (h + in.tile_height - 1) / in.tile_height;
+        for (uint64_t k = 0; k < (uint64_t)nx * ny && k < 100000; k++) {
+            r = tex_exr_read_tile(f, l, (uint32_t)(k % nx), (uint32_t)(k / nx), tile, err);
+            ok &= MESSAGE_OK(r);
+            tiles_ok += r == TEX_OK;
+            tiles_bad += r != TEX_OK;
+            if (r != TEX_OK && !first[0])
+                snprintf(first, sizeof first, "%s", err);
+        }
+        free(tile);
+    }
+#undef MESSAGE_OK
+    printf("opened %ux%u %s, %u/%u level(s) read", in.width, in.height,
+           in.tiled ? "tiled" : "scanline", levels_ok, in.nlevels);
+    if (in.tiled)
+        printf(", tiles %u read %u failed", tiles_ok, tiles_bad);
+    if (first[0])
+        printf(": %s", first);
+    tex_exr_close(f);
+    return !ok ? 1 : levels_ok == in.nlevels && tiles_bad == 0 ? READ : PARTLY;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+case_damaged(const char *arg)
+{
+    struct stat st;
+    if (!arg || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        printf("skipped: no test data folder at %s\n", arg ? arg : "(none given)");
+        exit(TEX_TEST_SKIP);
+    }
+    DIR *d = opendir(arg);
+    REQUIRE(d);
+    char         **names = NULL;
+    size_t         n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strncmp(e->d_name, "README", 6) ||
+            !strncmp(e->d_name, "LICENSE", 7))
+            continue;
+        names = realloc(names, (n + 1) * sizeof *names);
+        REQUIRE(names && (names[n] = strdup(e->d_name)));
+        n++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+
+    const char *errfile = tex_test_path("child-stderr.txt");
+    double      slowest[3] = {0};
+    const char *slow_name[3] = {"", "", ""};
+    int         count[3] = {0}; /* REFUSED, READ, PARTLY */
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", arg, names[i]);
+        printf("%-80s ", names[i]);
+        fflush(stdout);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            int fd = open(errfile, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+            if (fd < 0 || dup2(fd, 2) != 2)
+                _exit(3);
+#ifndef __SANITIZE_ADDRESS__
+            /* Outside ASan (which reserves terabytes of address space), a
+             * ceiling for the machine's sake: the largest image the limits
+             * allow is 4 GiB. */
+            struct rlimit rl = {.rlim_cur = (rlim_t)6 << 30, .rlim_max = (rlim_t)6 << 30};
+            setrlimit(RLIMIT_AS, &rl);
+#endif
+            alarm(20);
+            int rc = exercise(path, names[i]);
+            fflush(stdout);
+            _exit(rc);
+        }
+        int           status;
+        struct rusage ru;
+        REQUIRE(wait4(pid, &status, 0, &ru) == pid);
+        double secs = seconds_since(&t0);
+        printf(" [%.2f s, %ld MB]\n", secs, ru.ru_maxrss / 1024);
+        size_t         nerr;
+        unsigned char *text = tex_test_file_read(errfile, &nerr);
+        if (WIFSIGNALED(status)) {
+            RT_CHECK_FAIL_("%s: %s", names[i],
+                           WTERMSIG(status) == SIGALRM ? "still running after 20 s"
+                                                       : strsignal(WTERMSIG(status)));
+        } else if (WEXITSTATUS(status) < REFUSED || WEXITSTATUS(status) > PARTLY) {
+            RT_CHECK_FAIL_("%s: the contract failed (exit %d)", names[i], WEXITSTATUS(status));
+        } else {
+            count[WEXITSTATUS(status) - REFUSED]++;
+        }
+        if (nerr) {
+            RT_CHECK_FAIL_("%s: printed on stderr: %.*s", names[i],
+                           (int)(nerr > 2000 ? 2000 : nerr), (const char *)text);
+        }
+        free(text);
+        for (int k = 0; k < 3; k++) {
+            if (secs > slowest[k]) {
+                for (int m = 2; m > k; m--) {
+                    slowest[m] = slowest[m - 1];
+                    slow_name[m] = slow_name[m - 1];
+                }
+                slowest[k] = secs;
+                slow_name[k] = names[i];
+                break;
+            }
+        }
+    }
+    printf("%zu files: %d refused at open, %d read whole, %d opened with damaged pixels\n", n,
+           count[0], count[1], count[2]);
+    printf("slowest: %s %.2f s, %s %.2f s, %s %.2f s\n", slow_name[0], slowest[0], slow_name[1],
+           slowest[1], slow_name[2], slowest[2]);
+    CHECK(n > 0);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static const rt_test_case cases[] = {
+    {"missing", case_missing},
+    {"directory", case_directory},
+    {"empty", case_empty},
+    {"garbage", case_garbage},
+    {"truncated", case_truncated},
+    {"truncated_tiles", case_truncated_tiles},
+    {"too_large", case_too_large},
+    {"many_tiles", case_many_tiles},
+    {"unsupported", case_unsupported},
+    {"damaged", case_damaged},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return rt_test_main(cases, argc, argv);
+}

@@ -1,0 +1,524 @@
+/* Bad input for the PNG and JPEG readers: missing, unreadable, empty,
+ * truncated, corrupt and oversized files. Each case checks the tex_result,
+ * words of the one-line message, that no image is handed back and that
+ * nothing is printed (libpng and libjpeg warnings included). Oversized
+ * files run under a 1 GiB address-space limit where no sanitizer is on, so
+ * a reader that allocated before checking the size would fail with
+ * TEX_ERR_NOMEM instead of TEX_ERR_TOO_LARGE. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "tex_file_testing.h"
+#include "tex_image.h"
+#include "tex_jpeg_testing.h"
+
+#include <zlib.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+typedef tex_result (*reader)(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+
+/* Reads `path` with `read`, expecting failure `want` with `word` in the
+ * message, no pixels and nothing on stderr. */
+static void
+expect(reader read, const char *path, tex_result want, const char *word)
+{
+    tex_image img = {.pixels = (void *)&img}; /* must be cleared */
+    char      err[TEX_ERR_LEN];
+    memset(err, 'x', sizeof err);
+    tex_test_stderr_capture();
+    tex_result  r = read(path, &img, err);
+    size_t      printed = tex_test_stderr_release();
+    static char last[TEX_ERR_LEN]; /* each message once, for the log */
+    if (memchr(err, '\0', sizeof err) && strcmp(err, last) != 0) {
+        printf("%s: %s\n", tex_result_str(r), err);
+        snprintf(last, sizeof last, "%s", err);
+    }
+    if (r != want)
+        RT_CHECK_FAIL_("%s: %s (%s), want %s", path, tex_result_str(r), err, tex_result_str(want));
+    REQUIRE(memchr(err, '\0', sizeof err) != NULL);
+    CHECK_CONTAINS(err, word);
+    CHECK_ONE_LINE(err);
+    CHECK(img.pixels == NULL);
+    CHECK_EQ_INT(printed, 0);
+    if (r == TEX_OK)
+        tex_image_free(&img);
+}
+
+/* ---- PNG chunk surgery ---- */
+
+static uint32_t
+be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+be32_put(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* The offset of the first chunk of `type` (its length field). */
+static size_t
+chunk_find(const unsigned char *d, size_t n, const char *type)
+{
+    for (size_t p = 8; p + 12 <= n; p += 12 + be32(d + p))
+        if (memcmp(d + p + 4, type, 4) == 0)
+            return p;
+    REQUIRE(!"chunk not found");
+    return 0;
+}
+
+/* Recomputes the CRC of the chunk at `p`, so only the damage meant is there. */
+static void
+chunk_crc_fix(unsigned char *d, size_t p)
+{
+    uint32_t len = be32(d + p);
+    be32_put(d + p + 8 + len, (uint32_t)crc32(0, d + p + 4, len + 4));
+}
+
+/* A valid PNG written by tex_png_write(): w x h, nch channels of noise. */
+static unsigned char *
+png_make(uint32_t w, uint32_t h, uint32_t nch, size_t *n)
+{
+    tex_image img;
+    char      err[TEX_ERR_LEN];
+    REQUIRE(tex_image_alloc(&img, w, h, nch, TEX_TYPE_U8, err) == TEX_OK);
+    uint64_t seed = 12345;
+    for (size_t i = 0; i < tex_image_bytes(&img); i++)
+        ((uint8_t *)img.pixels)[i] = (uint8_t)(tex_test_rand(&seed) >> 40);
+    const char *path = tex_test_path("base.png");
+    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+    tex_image_free(&img);
+    unsigned char *d = tex_test_file_read(path, n);
+    REQUIRE(remove(path) == 0);
+    return d;
+}
+
+/* A PNG whose IHDR says w x h, bit depth, colour type; CRC correct. */
+static void
+png_ihdr_write(const char *path, uint32_t w, uint32_t h, int depth, int color)
+{
+    size_t         n;
+    unsigned char *d = png_make(4, 4, 1, &n);
+    size_t         p = chunk_find(d, n, "IHDR");
+    be32_put(d + p + 8, w);
+    be32_put(d + p + 12, h);
+    d[p + 16] = (unsigned char)depth;
+    d[p + 17] = (unsigned char)color;
+    chunk_crc_fix(d, p);
+    tex_test_file_write(path, d, n);
+    free(d);
+}
+
+/* Address space capped at 1 GiB, where no sanitizer has reserved more. */
+static void
+memory_limit(void)
+{
+#ifndef SANITIZED
+    struct rlimit rl = {.rlim_cur = (rlim_t)1 << 30, .rlim_max = (rlim_t)1 << 30};
+    REQUIRE(setrlimit(RLIMIT_AS, &rl) == 0);
+#endif
+}
+
+/* ---- PNG cases ---- */
+
+static void
+case_png_empty(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("empty.png");
+    tex_test_file_write(path, "", 0);
+    expect(tex_png_read, path, TEX_ERR_FORMAT, "not a PNG file");
+}
+
+/* Cut at every length: each is an error that says "truncated". */
+static void
+case_png_truncated(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = png_make(37, 23, 3, &n);
+    const char    *path = tex_test_path("cut.png");
+    for (size_t cut = 1; cut < n; cut++) {
+        tex_test_file_write(path, d, cut);
+        expect(tex_png_read, path, TEX_ERR_CORRUPT, "truncated");
+    }
+    free(d);
+}
+
+/* A zlib stream that ends cleanly, but before the last row. */
+static void
+case_png_short_idat(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = png_make(8, 8, 1, &n);
+    size_t         p = chunk_find(d, n, "IDAT");
+    uint32_t       len = be32(d + p);
+    unsigned char  rows[4 * 9] = {0}; /* 4 of 8 rows: filter byte + 8 samples */
+    unsigned char  z[256];
+    uLongf         zn = sizeof z;
+    REQUIRE(compress(z, &zn, rows, sizeof rows) == Z_OK);
+    REQUIRE(zn <= len);
+    /* New IDAT in place of the old one, then IEND. */
+    size_t         m = p + 12 + zn + 12;
+    unsigned char *e = malloc(m);
+    REQUIRE(e != NULL);
+    memcpy(e, d, p);
+    be32_put(e + p, (uint32_t)zn);
+    memcpy(e + p + 4, "IDAT", 4);
+    memcpy(e + p + 8, z, zn);
+    chunk_crc_fix(e, p);
+    memcpy(e + p + 12 + zn, d + n - 12, 12); /* IEND */
+    const char *path = tex_test_path("short.png");
+    tex_test_file_write(path, e, m);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "truncated");
+    free(e);
+    free(d);
+}
+
+static void
+case_png_bad_crc(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = png_make(16, 16, 3, &n);
+    const char    *path = tex_test_path("crc.png");
+    size_t         p = chunk_find(d, n, "IDAT");
+    uint32_t       len = be32(d + p);
+
+    d[p + 8 + len / 2] ^= 0x10; /* inside the data */
+    tex_test_file_write(path, d, n);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "bad CRC in IDAT chunk");
+    d[p + 8 + len / 2] ^= 0x10;
+
+    d[p + 8 + len + 2] ^= 0x01; /* the CRC itself */
+    tex_test_file_write(path, d, n);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "bad CRC in IDAT chunk");
+    d[p + 8 + len + 2] ^= 0x01;
+
+    size_t q = chunk_find(d, n, "IHDR");
+    d[q + 8] ^= 0x01; /* width */
+    tex_test_file_write(path, d, n);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "bad CRC in IHDR chunk");
+    free(d);
+}
+
+/* A bad CRC in an ancillary chunk (sRGB) drops the chunk with a warning;
+ * the image is fine. The warning must not be printed. */
+static void
+case_png_ancillary_crc(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = png_make(16, 16, 3, &n);
+    size_t         p = chunk_find(d, n, "sRGB");
+    d[p + 8 + be32(d + p)] ^= 0x01;
+    const char *path = tex_test_path("ancillary.png");
+    tex_test_file_write(path, d, n);
+    tex_image img;
+    char      err[TEX_ERR_LEN] = "";
+    tex_test_stderr_capture();
+    tex_result r = tex_png_read(path, &img, err);
+    CHECK_EQ_INT(tex_test_stderr_release(), 0);
+    CHECK_EQ_INT(r, TEX_OK);
+    CHECK_EQ_INT(img.width, 16);
+    tex_image_free(&img);
+    free(d);
+}
+
+/* IDAT data that is not a zlib stream, with a correct CRC. */
+static void
+case_png_bad_zlib(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = png_make(16, 16, 3, &n);
+    size_t         p = chunk_find(d, n, "IDAT");
+    uint64_t       seed = 99;
+    for (uint32_t i = 0; i < be32(d + p); i++)
+        d[p + 8 + i] = (unsigned char)(tex_test_rand(&seed) >> 56);
+    chunk_crc_fix(d, p);
+    const char *path = tex_test_path("zlib.png");
+    tex_test_file_write(path, d, n);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "");
+    free(d);
+}
+
+static void
+case_png_zero_width(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("zero.png");
+    png_ihdr_write(path, 0, 4, 8, 0);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "width is zero");
+    png_ihdr_write(path, 4, 0, 8, 0);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "height is zero");
+}
+
+static void
+case_png_bit_depth(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("depth.png");
+    png_ihdr_write(path, 4, 4, 3, 0);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "bit depth 3");
+    png_ihdr_write(path, 4, 4, 16, 3); /* palette at 16 bits */
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "bad IHDR");
+    png_ihdr_write(path, 4, 4, 8, 5); /* no colour type 5 */
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "colour type 5");
+}
+
+static void
+case_png_too_large(const char *arg)
+{
+    (void)arg;
+    memory_limit();
+    const char *path = tex_test_path("huge.png");
+    png_ihdr_write(path, 100000, 100000, 8, 2);
+    expect(tex_png_read, path, TEX_ERR_TOO_LARGE, "100000x100000 pixels is over the limit");
+    png_ihdr_write(path, 65537, 1, 8, 0); /* one side over */
+    expect(tex_png_read, path, TEX_ERR_TOO_LARGE, "65537x1");
+    png_ihdr_write(path, 65536, 65536, 16, 6); /* each side at the limit, the area over */
+    expect(tex_png_read, path, TEX_ERR_TOO_LARGE, "65536x65536");
+    png_ihdr_write(path, 16385, 16384, 8, 0);
+    expect(tex_png_read, path, TEX_ERR_TOO_LARGE, "16385x16384");
+}
+
+static void
+case_png_directory(const char *arg)
+{
+    (void)arg;
+    expect(tex_png_read, tex_test_dir(), TEX_ERR_OPEN, "Is a directory");
+}
+
+static void
+case_png_missing(const char *arg)
+{
+    (void)arg;
+    expect(tex_png_read, tex_test_path("nothing-here.png"), TEX_ERR_OPEN,
+           "No such file or directory");
+    expect(tex_png_read, tex_test_path("no-dir/x.png"), TEX_ERR_OPEN, "No such file");
+}
+
+/* Root reads any file whatever its mode: skipped there. */
+static void
+case_png_unreadable(const char *arg)
+{
+    (void)arg;
+    if (geteuid() == 0) {
+        printf("skipped: running as root, which may read a file of mode 000\n");
+        exit(TEX_TEST_SKIP);
+    }
+    size_t         n;
+    unsigned char *d = png_make(4, 4, 1, &n);
+    const char    *path = tex_test_path("locked.png");
+    tex_test_file_write(path, d, n);
+    REQUIRE(chmod(path, 0) == 0);
+    expect(tex_png_read, path, TEX_ERR_OPEN, "Permission denied");
+    free(d);
+}
+
+static void
+case_png_not_png(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("text.png");
+    const char  text[] = "This is a text file, not an image.\n";
+    tex_test_file_write(path, text, sizeof text - 1);
+    expect(tex_png_read, path, TEX_ERR_FORMAT, "not a PNG file");
+
+    uint8_t        px[3 * 8 * 8] = {0};
+    size_t         n;
+    unsigned char *jpg = tex_test_jpeg_encode(px, 8, 8, 3, JCS_RGB, JCS_YCbCr, false, 90, &n);
+    path = tex_test_path("jpeg.png");
+    tex_test_file_write(path, jpg, n);
+    expect(tex_png_read, path, TEX_ERR_FORMAT, "not a PNG file");
+    free(jpg);
+}
+
+/* ---- JPEG cases ---- */
+
+static unsigned char *
+jpeg_make(uint32_t w, uint32_t h, bool progressive, size_t *n)
+{
+    uint8_t       *px = tex_test_jpeg_pattern(w, h, 3);
+    unsigned char *d = tex_test_jpeg_encode(px, w, h, 3, JCS_RGB, JCS_YCbCr, progressive, 90, n);
+    free(px);
+    return d;
+}
+
+/* The offset of the first marker 0xFF `code` outside entropy-coded data:
+ * markers before the first scan, which is all these tests look for. */
+static size_t
+marker_find(const unsigned char *d, size_t n, unsigned code)
+{
+    for (size_t p = 2; p + 4 <= n;) {
+        REQUIRE(d[p] == 0xFF);
+        if (d[p + 1] == code)
+            return p;
+        REQUIRE(d[p + 1] != 0xDA); /* start of scan: too far */
+        p += 2 + ((size_t)d[p + 2] << 8 | d[p + 3]);
+    }
+    REQUIRE(!"marker not found");
+    return 0;
+}
+
+static void
+case_jpeg_empty(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("empty.jpg");
+    tex_test_file_write(path, "", 0);
+    expect(tex_jpeg_read, path, TEX_ERR_FORMAT, "empty");
+}
+
+/* Cut at every length, baseline and progressive: libjpeg only warns and
+ * pads with grey; the reader must fail. */
+static void
+case_jpeg_truncated(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("cut.jpg");
+    for (int progressive = 0; progressive < 2; progressive++) {
+        size_t         n;
+        unsigned char *d = jpeg_make(37, 23, progressive, &n);
+        for (size_t cut = 1; cut < n; cut++) {
+            tex_test_file_write(path, d, cut);
+            expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "truncated");
+        }
+        free(d);
+    }
+}
+
+/* An EOI marker inside the entropy-coded data: the scan ends early and
+ * libjpeg fills the rest with grey, warning only. */
+static void
+case_jpeg_cut_scan(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = jpeg_make(64, 48, false, &n);
+    size_t         sos = marker_find(d, n, 0xDA);
+    size_t         mid = sos + (n - sos) / 2;
+    d[mid] = 0xFF;
+    d[mid + 1] = 0xD9;
+    const char *path = tex_test_path("cutscan.jpg");
+    tex_test_file_write(path, d, mid + 2);
+    expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "corrupt JPEG data");
+    free(d);
+}
+
+static void
+case_jpeg_not_jpeg(const char *arg)
+{
+    (void)arg;
+    const char *path = tex_test_path("text.jpg");
+    const char  text[] = "This is a text file, not an image.\n";
+    tex_test_file_write(path, text, sizeof text - 1);
+    expect(tex_jpeg_read, path, TEX_ERR_FORMAT, "not a JPEG file");
+
+    size_t         n;
+    unsigned char *png = png_make(4, 4, 3, &n);
+    path = tex_test_path("png.jpg");
+    tex_test_file_write(path, png, n);
+    expect(tex_jpeg_read, path, TEX_ERR_FORMAT, "not a JPEG file");
+    free(png);
+}
+
+static void
+case_jpeg_directory(const char *arg)
+{
+    (void)arg;
+    expect(tex_jpeg_read, tex_test_dir(), TEX_ERR_OPEN, "Is a directory");
+}
+
+static void
+case_jpeg_missing(const char *arg)
+{
+    (void)arg;
+    expect(tex_jpeg_read, tex_test_path("nothing-here.jpg"), TEX_ERR_OPEN,
+           "No such file or directory");
+}
+
+/* A progressive JPEG claiming 65500 x 65500: libjpeg would allocate its
+ * coefficients for the whole image (gigabytes) when decoding starts. */
+static void
+case_jpeg_too_large(const char *arg)
+{
+    (void)arg;
+    memory_limit();
+    size_t         n;
+    unsigned char *d = jpeg_make(16, 16, true, &n);
+    size_t         sof = marker_find(d, n, 0xC2); /* SOF2: progressive */
+    d[sof + 5] = 0xFF, d[sof + 6] = 0xDC;         /* height 65500 */
+    d[sof + 7] = 0xFF, d[sof + 8] = 0xDC;         /* width 65500 */
+    const char *path = tex_test_path("huge.jpg");
+    tex_test_file_write(path, d, n);
+    expect(tex_jpeg_read, path, TEX_ERR_TOO_LARGE, "65500x65500 pixels is over the limit");
+    free(d);
+}
+
+static void
+case_jpeg_zero_width(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = jpeg_make(16, 16, false, &n);
+    size_t         sof = marker_find(d, n, 0xC0); /* SOF0: baseline */
+    d[sof + 7] = 0, d[sof + 8] = 0;
+    const char *path = tex_test_path("zero.jpg");
+    tex_test_file_write(path, d, n);
+    expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "");
+    free(d);
+}
+
+static const rt_test_case cases[] = {
+    {"png_empty", case_png_empty},
+    {"png_truncated", case_png_truncated},
+    {"png_short_idat", case_png_short_idat},
+    {"png_bad_crc", case_png_bad_crc},
+    {"png_ancillary_crc", case_png_ancillary_crc},
+    {"png_bad_zlib", case_png_bad_zlib},
+    {"png_zero_width", case_png_zero_width},
+    {"png_bit_depth", case_png_bit_depth},
+    {"png_too_large", case_png_too_large},
+    {"png_directory", case_png_directory},
+    {"png_missing", case_png_missing},
+    {"png_unreadable", case_png_unreadable},
+    {"png_not_png", case_png_not_png},
+    {"jpeg_empty", case_jpeg_empty},
+    {"jpeg_truncated", case_jpeg_truncated},
+    {"jpeg_cut_scan", case_jpeg_cut_scan},
+    {"jpeg_not_jpeg", case_jpeg_not_jpeg},
+    {"jpeg_directory", case_jpeg_directory},
+    {"jpeg_missing", case_jpeg_missing},
+    {"jpeg_too_large", case_jpeg_too_large},
+    {"jpeg_zero_width", case_jpeg_zero_width},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return rt_test_main(cases, argc, argv);
+}

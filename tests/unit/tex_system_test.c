@@ -1,0 +1,399 @@
+/* The texture system against values computed by hand: bilinear weights,
+ * sRGB decoding, every wrap mode, MIP level choice from derivatives,
+ * trilinear blending, UDIM resolution, channel subsets, missing files. The
+ * textures are PNGs the test writes itself into a fresh temporary folder. */
+#include "check.h"
+#include "tex_exr.h"
+#include "texture.h"
+#include "ustring.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/tex_system_test.XXXXXX";
+
+/* Writes a U8 PNG whose texel (x, y), channel c is value(x, y, c). */
+static ustr
+png_make(const char *name, uint32_t w, uint32_t h, uint32_t nc,
+         unsigned (*value)(uint32_t x, uint32_t y, uint32_t c))
+{
+    char      path[512], err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, w, h, nc, TEX_TYPE_U8, err) == TEX_OK);
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (uint32_t c = 0; c < nc; c++)
+                ((uint8_t *)img.pixels)[((size_t)y * w + x) * nc + c] = (uint8_t)value(x, y, c);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    tex_result r = tex_png_write(path, &img, err);
+    if (r != TEX_OK)
+        fprintf(stderr, "%s: %s\n", path, err);
+    REQUIRE(r == TEX_OK);
+    tex_image_free(&img);
+    return ustr_intern_cstr(path);
+}
+
+static unsigned
+ramp4(uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)c;
+    return 10 * x + 40 * y; /* 4x4: 0..150 */
+}
+
+static unsigned
+checker(uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)c;
+    return ((x ^ y) & 1) ? 255 : 0;
+}
+
+static unsigned
+rgb_consts(uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)x, (void)y;
+    return 50 + 50 * c; /* R 50, G 100, B 150 */
+}
+
+static tex_system *
+system_new(void)
+{
+    tex_system *ts;
+    REQUIRE(tex_system_create(NULL, &ts) == TEX_OK);
+    return ts;
+}
+
+#define NEAR(a, b) (fabsf((a) - (b)) < 1e-5f)
+#define CHECK_NEAR(a, b)                                                                           \
+    do {                                                                                           \
+        float a_ = (a), b_ = (b);                                                                  \
+        if (!NEAR(a_, b_))                                                                         \
+            RT_CHECK_FAIL_("CHECK_NEAR(%s, %s): %.7f != %.7f", #a, #b, a_, b_);                    \
+    } while (0)
+
+/* One raw grey lookup at (s, t). */
+static float
+grey(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const tex_opts *o)
+{
+    float rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, s, t, NULL, o, rgba), TEX_OK);
+    return rgba[0];
+}
+
+static void
+case_bilinear(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("ramp.png", 4, 4, 1, ramp4);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_opts o = {.raw = true, .swrap = TEX_WRAP_CLAMP, .twrap = TEX_WRAP_CLAMP};
+    /* Texel centres are exact. */
+    CHECK_NEAR(grey(ts, tc, name, 0.125f, 0.125f, &o), 0 / 255.0f);
+    CHECK_NEAR(grey(ts, tc, name, 0.375f, 0.625f, &o), (10 + 80) / 255.0f);
+    /* Halfway between x = 1 and 2 at row 1: (50 + 60) / 2. */
+    CHECK_NEAR(grey(ts, tc, name, 0.5f, 0.375f, &o), 55 / 255.0f);
+    /* A quarter of the way in both axes from texel (1, 1): weights by hand. */
+    float want =
+        (0.75f * 0.75f * 50 + 0.25f * 0.75f * 60 + 0.75f * 0.25f * 90 + 0.25f * 0.25f * 100) /
+        255.0f;
+    CHECK_NEAR(grey(ts, tc, name, 0.375f + 0.0625f, 0.375f + 0.0625f, &o), want);
+    /* Closest picks the texel the point is in. */
+    o.filter = TEX_FILTER_CLOSEST;
+    CHECK_NEAR(grey(ts, tc, name, 0.49f, 0.26f, &o), 50 / 255.0f);
+    /* Grey fills R, G and B; no alpha gives fill[3]. */
+    float rgba[4];
+    o.fill[3] = 0.25f;
+    tex_lookup(ts, tc, name, 0.375f, 0.375f, NULL, &o, rgba);
+    CHECK_NEAR(rgba[1], rgba[0]);
+    CHECK_NEAR(rgba[2], rgba[0]);
+    CHECK_NEAR(rgba[3], 0.25f);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static void
+case_srgb(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("rgb.png", 8, 8, 3, rgb_consts);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    float    rgba[4];
+    tex_opts o = {0};
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_OK);
+    for (int c = 0; c < 3; c++) {
+        float v = (50 + 50 * c) / 255.0f;
+        float lin = v <= 0.04045f ? v / 12.92f : powf((v + 0.055f) / 1.055f, 2.4f);
+        CHECK(fabsf(rgba[c] - lin) < 1e-5f);
+    }
+    /* raw: the stored value; a channel subset starting at G. */
+    o = (tex_opts){.raw = true, .first_channel = 1, .nchannels = 2};
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_OK);
+    CHECK_NEAR(rgba[0], 100 / 255.0f);
+    CHECK_NEAR(rgba[1], 150 / 255.0f);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static void
+case_wrap(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("ramp_wrap.png", 4, 4, 1, ramp4);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    /* s = 1.375 is texel 5 of a 4-wide row. */
+    o.swrap = o.twrap = TEX_WRAP_PERIODIC;
+    CHECK_NEAR(grey(ts, tc, name, 1.375f, 0.125f, &o), 10 / 255.0f);  /* 5 mod 4 = 1 */
+    CHECK_NEAR(grey(ts, tc, name, -0.125f, 0.125f, &o), 30 / 255.0f); /* -1 -> 3 */
+    o.swrap = o.twrap = TEX_WRAP_CLAMP;
+    CHECK_NEAR(grey(ts, tc, name, 1.375f, 0.125f, &o), 30 / 255.0f);
+    CHECK_NEAR(grey(ts, tc, name, -7.0f, 0.125f, &o), 0 / 255.0f);
+    o.swrap = o.twrap = TEX_WRAP_MIRROR;
+    CHECK_NEAR(grey(ts, tc, name, 1.375f, 0.125f, &o), 20 / 255.0f); /* 5 -> 2 */
+    CHECK_NEAR(grey(ts, tc, name, -0.125f, 0.125f, &o), 0 / 255.0f); /* -1 -> 0 */
+    CHECK_NEAR(grey(ts, tc, name, 2.125f, 0.125f, &o), 0 / 255.0f);  /* 8 -> 0 */
+    o.swrap = o.twrap = TEX_WRAP_BLACK;
+    o.fill[3] = 1;
+    float rgba[4];
+    tex_lookup(ts, tc, name, 1.375f, 0.375f, NULL, &o, rgba);
+    CHECK_NEAR(rgba[0], 0);
+    CHECK_NEAR(rgba[3], 0); /* alpha too */
+    CHECK_NEAR(grey(ts, tc, name, 0.875f, 0.375f, &o), 70 / 255.0f);
+    /* Per axis: t clamps while s repeats. */
+    o.swrap = TEX_WRAP_PERIODIC;
+    o.twrap = TEX_WRAP_CLAMP;
+    CHECK_NEAR(grey(ts, tc, name, 1.125f, 9.0f, &o), 120 / 255.0f);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static void
+case_mip(const char *arg)
+{
+    (void)arg;
+    /* A one-texel checker averages to exactly 0.5 (raw) on every level
+     * below the first. */
+    ustr        name = png_make("checker.png", 64, 64, 1, checker);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_opts   o = {.raw = true};
+    float      rgba[4];
+    float      s = (10 + 0.5f) / 64, t = (3 + 0.5f) / 64; /* texel (10, 3): 255 */
+    tex_derivs fine = {1.0f / 64, 0, 0, 1.0f / 64};       /* one texel: level 0 */
+    tex_derivs coarse = {4.0f / 64, 0, 0, 4.0f / 64};     /* four texels: level 2 */
+    tex_lookup(ts, tc, name, s, t, &fine, &o, rgba);
+    CHECK_NEAR(rgba[0], 1.0f);
+    tex_lookup(ts, tc, name, s, t, &coarse, &o, rgba);
+    CHECK(fabsf(rgba[0] - 0.5f) < 2.0f / 255); /* stored as 8-bit 128 */
+    /* Anisotropic: long in s, one texel in t: probes along s at level 0 of
+     * the minor axis' width... the checker still averages to 0.5. */
+    o.filter = TEX_FILTER_ANISOTROPIC;
+    tex_derivs aniso = {8.0f / 64, 0, 0, 1.0f / 64};
+    tex_lookup(ts, tc, name, s, t, &aniso, &o, rgba);
+    CHECK(fabsf(rgba[0] - 0.5f) < 0.02f);
+    /* Trilinear halfway between levels 0 and 1 (footprint sqrt(2) texels):
+     * (1 + 0.5) / 2 at a texel centre. */
+    o.filter = TEX_FILTER_TRILINEAR;
+    tex_derivs mid = {1.41421356f / 64, 0, 0, 1.41421356f / 64};
+    /* Texel (10, 3) at level 0, and the same point is a level-1 texel corner,
+     * where bilinear of four 0.5s is 0.5. */
+    tex_lookup(ts, tc, name, s, t, &mid, &o, rgba);
+    CHECK(fabsf(rgba[0] - 0.75f) < 2.0f / 255);
+    tex_file_info info;
+    CHECK_EQ_INT(tex_file_info_get(ts, name, &info), TEX_OK);
+    CHECK_EQ_INT(info.nlevels, 7); /* 64 .. 1 */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static unsigned udim_value;
+
+static unsigned
+udim_const(uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)x, (void)y, (void)c;
+    return udim_value;
+}
+
+static void
+case_udim(const char *arg)
+{
+    (void)arg;
+    static const unsigned tiles[] = {1001, 1002, 1011};
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "wall.%u.png", tiles[i]);
+        udim_value = 10 * (unsigned)(i + 1);
+        png_make(name, 4, 4, 1, udim_const);
+    }
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/wall.<UDIM>.png", dir);
+    ustr        name = ustr_intern_cstr(pattern);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_opts o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
+    CHECK_NEAR(grey(ts, tc, name, 0.5f, 0.5f, &o), 10 / 255.0f); /* 1001 */
+    CHECK_NEAR(grey(ts, tc, name, 1.5f, 0.5f, &o), 20 / 255.0f); /* 1002 */
+    CHECK_NEAR(grey(ts, tc, name, 0.5f, 1.5f, &o), 30 / 255.0f); /* 1011 */
+    float rgba[4];
+    CHECK(tex_lookup(ts, tc, name, 2.5f, 0.5f, NULL, &o, rgba) != TEX_OK); /* 1003: no file */
+    CHECK_NEAR(rgba[0], 0.5f);
+    CHECK(tex_lookup(ts, tc, name, -0.5f, 0.5f, NULL, &o, rgba) != TEX_OK); /* no tile */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static int reports;
+
+static void
+count_report(void *ctx, const char *name, const char *reason)
+{
+    (void)ctx;
+    CHECK(strstr(name, "nosuch.png") != NULL);
+    CHECK(strstr(reason, "No such file") != NULL);
+    reports++;
+}
+
+static void
+case_missing(const char *arg)
+{
+    (void)arg;
+    tex_config  cfg = {.report = count_report};
+    tex_system *ts;
+    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/nosuch.png", dir);
+    ustr     name = ustr_intern_cstr(path);
+    tex_opts o = {.fill = {0.1f, 0.2f, 0.3f, 0.4f}};
+    float    rgba[4];
+    for (int i = 0; i < 100; i++) {
+        CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_ERR_OPEN);
+        CHECK_NEAR(rgba[2], 0.3f);
+    }
+    CHECK_EQ_INT(reports, 1);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    CHECK_EQ_U64(s.lookups, 100);
+    CHECK_EQ_U64(s.file_errors, 1);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static void
+case_downsample(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image a, b;
+    /* 3x1 raw floats 0, 3, 6 -> one texel covering all: mean 3. */
+    REQUIRE(tex_image_alloc(&a, 3, 1, 1, TEX_TYPE_FLOAT, err) == TEX_OK);
+    float *p = a.pixels;
+    p[0] = 0, p[1] = 3, p[2] = 6;
+    REQUIRE(tex_image_downsample(&a, &b, err) == TEX_OK);
+    CHECK_EQ_INT(b.width, 1);
+    CHECK_NEAR(((float *)b.pixels)[0], 3.0f);
+    tex_image_free(&a), tex_image_free(&b);
+    /* 5 wide -> 2: each output covers 2.5 inputs: (0+1+0.5*2)/2.5, ... */
+    REQUIRE(tex_image_alloc(&a, 5, 1, 1, TEX_TYPE_FLOAT, err) == TEX_OK);
+    p = a.pixels;
+    for (int i = 0; i < 5; i++)
+        p[i] = (float)i;
+    REQUIRE(tex_image_downsample(&a, &b, err) == TEX_OK);
+    CHECK_NEAR(((float *)b.pixels)[0], (0 + 1 + 0.5f * 2) / 2.5f);
+    CHECK_NEAR(((float *)b.pixels)[1], (0.5f * 2 + 3 + 4) / 2.5f);
+    tex_image_free(&a), tex_image_free(&b);
+    CHECK_EQ_INT(tex_mip_levels(64, 64), 7);
+    CHECK_EQ_INT(tex_mip_levels(100, 37), 7); /* 100 50 25 12 6 3 1 */
+    CHECK_EQ_INT(tex_mip_levels(1, 1), 1);
+    /* half conversions round-trip representable values and round to even. */
+    CHECK_EQ_INT(tex_float_to_half(1.0f), 0x3c00);
+    CHECK_NEAR(tex_half_to_float(0x3555), 0.33325195f);
+    CHECK_EQ_INT(tex_float_to_half(65520.0f), 0x7c00); /* overflows to inf */
+    CHECK_NEAR(tex_half_to_float(tex_float_to_half(6.1035156e-05f)), 6.1035156e-05f);
+}
+
+static unsigned
+gradient(uint32_t x, uint32_t y, uint32_t c)
+{
+    return (x + 2 * y + 80 * c) & 255;
+}
+
+/* maketx output: a tiled MIP-mapped EXR of linear halves, which the texture
+ * system reads one tile at a time (the stats show it), with the same values
+ * as the PNG it came from. */
+static void
+case_maketx(const char *arg)
+{
+    (void)arg;
+    ustr png = png_make("grad.png", 300, 200, 3, gradient);
+    char exr[512], cmd[1200], err[TEX_ERR_LEN];
+    snprintf(exr, sizeof exr, "%s/grad.exr", dir);
+    snprintf(cmd, sizeof cmd, "'%s' --tile 32 -o '%s' '%s'", MAKETX, exr, png);
+    REQUIRE(system(cmd) == 0);
+
+    tex_exr     *f;
+    tex_exr_info info;
+    REQUIRE(tex_exr_open(exr, &f, &info, err) == TEX_OK);
+    CHECK(info.tiled);
+    CHECK_EQ_INT(info.tile_width, 32);
+    CHECK_EQ_INT(info.nlevels, tex_mip_levels(300, 200));
+    CHECK_EQ_INT(info.type, TEX_TYPE_HALF);
+    tex_exr_close(f);
+
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    ustr     name = ustr_intern_cstr(exr);
+    tex_opts o = {.filter = TEX_FILTER_CLOSEST};
+    float    a[4], b[4];
+    /* Same texel through the PNG (sRGB decoded) and the EXR (linear). */
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, 100.5f / 300, 50.5f / 200, NULL, &o, a), TEX_OK);
+    CHECK_EQ_INT(tex_lookup(ts, tc, png, 100.5f / 300, 50.5f / 200, NULL, &o, b), TEX_OK);
+    for (int c = 0; c < 3; c++)
+        CHECK(fabsf(a[c] - b[c]) < 2e-3f * (b[c] + 0.01f) + 1e-4f);
+    tex_file_info fi;
+    CHECK_EQ_INT(tex_file_info_get(ts, name, &fi), TEX_OK);
+    CHECK(fi.tiled_on_disk);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    /* One texel of the EXR and one of the PNG: one tile each, though the
+     * EXR has 70 tiles at level 0 alone. */
+    CHECK_EQ_U64(s.tiles_loaded, 2);
+    CHECK_EQ_U64(s.bytes_read, 32 * 32 * 3 * 2 + 64 * 64 * 3);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const rt_test_case cases[] = {
+        {"bilinear", case_bilinear},
+        {"srgb", case_srgb},
+        {"wrap", case_wrap},
+        {"mip", case_mip},
+        {"udim", case_udim},
+        {"missing", case_missing},
+        {"downsample", case_downsample},
+        {"maketx", case_maketx},
+        {NULL, NULL},
+    };
+    REQUIRE(mkdtemp(dir) != NULL);
+    int  rc = rt_test_main(cases, argc, argv);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}

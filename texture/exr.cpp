@@ -1,0 +1,1026 @@
+/* The OpenEXR shim: tex_exr.h over OpenEXR 3.1's C++ API (tex_exr.h says
+ * why not OpenEXRCore). The project's only C++ file.
+ *
+ * Exceptions: every public function catches everything; OpenEXR's text
+ * goes into err without the file name (our streams are all named
+ * STREAM_NAME, which say_exc() cuts out). Files are read and written
+ * through our own streams (FdIn, FdOut) over plain file descriptors, so
+ * open errors carry errno's reason, reads past the end are reported as
+ * truncation, and a failed write is noticed even where OpenEXR swallows the
+ * exception (its OutputFile destructor writes the chunk table and ignores
+ * errors).
+ *
+ * Defences against damaged files: OpenEXR parses and sanity-checks the
+ * headers (MultiPartInputFile), then check_header() applies tex_exr.h's
+ * limits before any InputPart, TiledInputPart or RgbaInputFile exists:
+ * those are what allocate per-image tables and chunk buffers. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" { /* C declarations: image.c, mip.c */
+#include "tex_exr.h"
+}
+
+#include <Iex.h>
+#include <ImfChannelList.h>
+#include <ImfDoubleAttribute.h>
+#include <ImfFloatAttribute.h>
+#include <ImfFrameBuffer.h>
+#include <ImfHeader.h>
+#include <ImfIO.h>
+#include <ImfInputPart.h>
+#include <ImfMultiPartInputFile.h>
+#include <ImfOutputFile.h>
+#include <ImfPartType.h>
+#include <ImfRgbaFile.h>
+#include <ImfStringAttribute.h>
+#include <ImfTileDescription.h>
+#include <ImfTiledInputPart.h>
+#include <ImfTiledOutputFile.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STREAM_NAME "tex_exr"
+
+namespace
+{
+
+void say(char err[TEX_ERR_LEN], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void
+say(char err[TEX_ERR_LEN], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, TEX_ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* "prefix: what" as one line of plain ASCII. OpenEXR's text names the
+ * stream, as in `Cannot read image file "tex_exr". Early end of file.`:
+ * everything up to the name goes, and so does the final period. A first
+ * letter is lower-cased unless it starts an all-capitals word. Allocates
+ * nothing, so it is safe inside a catch block. */
+void
+say_exc(char err[TEX_ERR_LEN], const char *prefix, const char *what)
+{
+    static const char marker[] = "\"" STREAM_NAME "\". ";
+    const char       *cut = strstr(what, marker);
+    if (cut)
+        what = cut + sizeof marker - 1;
+    int n = snprintf(err, TEX_ERR_LEN, "%s: ", prefix);
+    if (n < 0 || n >= TEX_ERR_LEN - 1)
+        return;
+    char *m = err + n, *p = m;
+    for (; *what && p < err + TEX_ERR_LEN - 1; what++) {
+        unsigned char c = (unsigned char)*what;
+        bool          space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        if (space && p > m && p[-1] == ' ')
+            continue; /* one space where OpenEXR has two, or a line break */
+        *p++ = space ? ' ' : c < 0x20 || c >= 0x7f ? '?' : (char)c;
+    }
+    while (p > m && (p[-1] == '.' || p[-1] == ' '))
+        p--;
+    *p = '\0';
+    if (p == m)
+        snprintf(m, (size_t)(TEX_ERR_LEN - n), "unknown error");
+    if (m[0] >= 'A' && m[0] <= 'Z' && m[1] >= 'a' && m[1] <= 'z')
+        m[0] = (char)(m[0] - 'A' + 'a');
+}
+
+/* src as printable ASCII in dst[n], for names taken from a file. */
+void
+printable(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++)
+        dst[i] = src[i] < 0x20 || src[i] >= 0x7f ? '?' : src[i];
+    dst[i] = '\0';
+}
+
+/* Reads a file through pread(), so several streams may share one
+ * descriptor, each with its own position. */
+class FdIn final : public Imf::IStream
+{
+  public:
+    FdIn(int fd, uint64_t size) : Imf::IStream(STREAM_NAME), fd_(fd), size_(size)
+    {
+    }
+
+    bool read(char c[], int n) override
+    {
+        uint64_t want = n < 0 ? 0 : (uint64_t)n;
+        if (pos_ > size_ || want > size_ - pos_) {
+            hit_end_ = true;
+            char msg[128];
+            snprintf(msg, sizeof msg, "Early end of file: %llu bytes wanted at byte %llu of %llu",
+                     (unsigned long long)want, (unsigned long long)pos_, (unsigned long long)size_);
+            throw Iex::InputExc(msg);
+        }
+        for (uint64_t done = 0; done < want;) {
+            ssize_t got = pread(fd_, c + done, want - done, (off_t)(pos_ + done));
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                hit_end_ = got == 0;
+                throw Iex::InputExc(got < 0 ? strerror(errno) : "Early end of file: it shrank");
+            }
+            done += (uint64_t)got;
+        }
+        pos_ += want;
+        return pos_ < size_;
+    }
+
+    uint64_t tellg() override
+    {
+        return pos_;
+    }
+
+    void seekg(uint64_t pos) override
+    {
+        pos_ = pos; /* past the end is fine until a read */
+    }
+
+    void clear() override
+    {
+    }
+
+    bool hit_end() const
+    {
+        return hit_end_;
+    }
+
+    void forget_end()
+    {
+        hit_end_ = false;
+    }
+
+  private:
+    int      fd_;
+    uint64_t size_, pos_ = 0;
+    bool     hit_end_ = false; /* some read wanted bytes past the end */
+};
+
+/* Writes a file through pwrite(); remembers the first failure's errno,
+ * since OpenEXR's destructors swallow the exceptions we throw. */
+class FdOut final : public Imf::OStream
+{
+  public:
+    explicit FdOut(int fd) : Imf::OStream(STREAM_NAME), fd_(fd)
+    {
+    }
+
+    void write(const char c[], int n) override
+    {
+        uint64_t want = n < 0 ? 0 : (uint64_t)n;
+        for (uint64_t done = 0; done < want;) {
+            ssize_t put = pwrite(fd_, c + done, want - done, (off_t)(pos_ + done));
+            if (put < 0 && errno == EINTR)
+                continue;
+            if (put <= 0) {
+                int e = put < 0 ? errno : EIO;
+                if (!error_)
+                    error_ = e;
+                throw Iex::IoExc(strerror(e));
+            }
+            done += (uint64_t)put;
+        }
+        pos_ += want;
+    }
+
+    uint64_t tellp() override
+    {
+        return pos_;
+    }
+
+    void seekp(uint64_t pos) override
+    {
+        pos_ = pos;
+    }
+
+    int error() const
+    {
+        return error_;
+    }
+
+  private:
+    int      fd_;
+    uint64_t pos_ = 0;
+    int      error_ = 0;
+};
+
+struct Fd {
+    int fd = -1;
+    ~Fd()
+    {
+        if (fd >= 0)
+            close(fd);
+    }
+};
+
+size_t
+pixel_type_size(Imf::PixelType t)
+{
+    return t == Imf::HALF ? 2 : 4;
+}
+
+/* Scanlines per chunk, fixed by the compression (OpenEXR file layout). */
+uint32_t
+lines_per_chunk(Imf::Compression c)
+{
+    switch (c) {
+    case Imf::ZIP_COMPRESSION:
+    case Imf::PXR24_COMPRESSION:
+        return 16;
+    case Imf::PIZ_COMPRESSION:
+    case Imf::B44_COMPRESSION:
+    case Imf::B44A_COMPRESSION:
+    case Imf::DWAA_COMPRESSION:
+        return 32;
+    case Imf::DWAB_COMPRESSION:
+        return 256;
+    default:
+        return 1;
+    }
+}
+
+/* Levels of one side under a rounding mode, and a level's side; the same
+ * arithmetic as OpenEXR's, done before OpenEXR does it. */
+uint32_t
+levels_of(uint64_t size, bool round_up)
+{
+    uint32_t n = 0;
+    while (((uint64_t)1 << n) < size && n < 63)
+        n++; /* n = ceil(log2(size)) */
+    return (round_up || ((uint64_t)1 << n) == size ? n : n - 1) + 1;
+}
+
+uint64_t
+level_side(uint64_t size, uint32_t l, bool round_up)
+{
+    uint64_t s = round_up ? (size + ((uint64_t)1 << l) - 1) >> l : size >> l;
+    return s ? s : 1;
+}
+
+uint64_t
+tiles_of(uint64_t w, uint64_t h, uint64_t tw, uint64_t th)
+{
+    return ((w + tw - 1) / tw) * ((h + th - 1) / th);
+}
+
+} // namespace
+
+struct tex_exr {
+    Fd                                       fd; /* first member: closed last */
+    uint64_t                                 size = 0;
+    std::unique_ptr<FdIn>                    in;      /* for multi and its parts */
+    std::unique_ptr<FdIn>                    in_rgba; /* for rgba */
+    std::unique_ptr<Imf::MultiPartInputFile> multi;
+    std::unique_ptr<Imf::InputPart>          scan;   /* a scanline file, or */
+    std::unique_ptr<Imf::TiledInputPart>     tiles;  /* a tiled one, or */
+    std::unique_ptr<Imf::RgbaInputFile>      rgba;   /* luminance/chroma */
+    Imf::Header                              header; /* part 0's, for attributes */
+    tex_exr_info                             info{};
+    Imath::Box2i                             window; /* data window */
+    std::string    chan[4];           /* file channel of each output channel; absent reads 0 */
+    Imf::PixelType ptype = Imf::HALF; /* of the output samples */
+    bool           ripmap = false;    /* read (0, 0) for level 0 */
+    uint32_t       level_w[TEX_EXR_MAX_LEVELS] = {}, level_h[TEX_EXR_MAX_LEVELS] = {};
+    const void    *tile_fb = nullptr; /* the `out` the tile frame buffer points at */
+};
+
+namespace
+{
+
+/* Before a read: forget earlier reads past the end. After a failed one:
+ * whether this one went past it. */
+void
+forget_end(tex_exr *f)
+{
+    if (f->in)
+        f->in->forget_end();
+    if (f->in_rgba)
+        f->in_rgba->forget_end();
+}
+
+bool
+hit_end(const tex_exr *f)
+{
+    return (f->in && f->in->hit_end()) || (f->in_rgba && f->in_rgba->hit_end());
+}
+
+/* Open, a regular file, and the magic number. */
+tex_result
+open_fd(tex_exr *f, const char *path, char err[TEX_ERR_LEN])
+{
+    f->fd.fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int         e = f->fd.fd < 0                ? errno
+                    : fstat(f->fd.fd, &st) != 0 ? errno
+                    : S_ISDIR(st.st_mode)       ? EISDIR
+                                                : 0;
+    if (e) {
+        say(err, "cannot open: %s", strerror(e));
+        return TEX_ERR_OPEN;
+    }
+    f->size = (uint64_t)st.st_size;
+    unsigned char magic[4];
+    ssize_t       n;
+    do
+        n = pread(f->fd.fd, magic, sizeof magic, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        say(err, "cannot read: %s", strerror(errno));
+        return TEX_ERR_OPEN;
+    }
+    static const unsigned char exr[4] = {0x76, 0x2f, 0x31, 0x01};
+    if (n == 0) {
+        say(err, "empty file: not an OpenEXR file");
+        return TEX_ERR_FORMAT;
+    }
+    if (memcmp(magic, exr, (size_t)n) != 0) {
+        say(err, "not an OpenEXR file");
+        return TEX_ERR_FORMAT;
+    }
+    if (n < 4) {
+        say(err, "truncated: file ends inside the OpenEXR magic number");
+        return TEX_ERR_CORRUPT;
+    }
+    return TEX_OK;
+}
+
+/* Which file channels make Y, YA, RGB or RGBA (see tex_exr.h). */
+tex_result
+choose_channels(tex_exr *f, const Imf::Header &h, bool tiled, char err[TEX_ERR_LEN])
+{
+    const Imf::ChannelList &cl = h.channels();
+    auto     has = [&cl](const char *name) { return cl.findChannel(name) != nullptr; };
+    uint32_t n = 0;
+    bool     yc = has("Y") && (has("RY") || has("BY"));
+    if (yc) {
+        if (tiled) {
+            say(err, "luminance/chroma channels in a tiled file are not supported");
+            return TEX_ERR_UNSUPPORTED;
+        }
+        for (const char *c : {"R", "G", "B", "A"})
+            if (c[0] != 'A' || has("A"))
+                f->chan[n++] = c;
+    } else if (has("R") || has("G") || has("B")) {
+        for (const char *c : {"R", "G", "B", "A"})
+            if (c[0] != 'A' || has("A"))
+                f->chan[n++] = c;
+    } else if (has("Y")) {
+        f->chan[n++] = "Y";
+        if (has("A"))
+            f->chan[n++] = "A";
+    } else {
+        for (auto it = cl.begin(); it != cl.end() && n < 4; ++it)
+            f->chan[n++] = it.name();
+    }
+    if (n == 0) {
+        say(err, "bad header: no channels");
+        return TEX_ERR_CORRUPT;
+    }
+    bool any_float = false;
+    for (uint32_t c = 0; c < n && !yc; c++) {
+        const Imf::Channel *ch = cl.findChannel(f->chan[c]);
+        if (!ch)
+            continue; /* reads as 0 */
+        if (ch->xSampling != 1 || ch->ySampling != 1) {
+            char name[40];
+            printable(name, sizeof name, f->chan[c].c_str());
+            say(err, "channel '%s' is subsampled (%dx%d), which only RY and BY may be", name,
+                ch->xSampling, ch->ySampling);
+            return TEX_ERR_UNSUPPORTED;
+        }
+        any_float |= ch->type != Imf::HALF;
+    }
+    f->ptype = any_float ? Imf::FLOAT : Imf::HALF;
+    f->info.nchannels = n;
+    f->info.type = any_float ? TEX_TYPE_FLOAT : TEX_TYPE_HALF;
+    f->info.luminance_chroma = yc;
+    return TEX_OK;
+}
+
+/* tex_exr.h's limits, on part 0's header as OpenEXR parsed it. */
+tex_result
+check_header(tex_exr *f, const Imf::Header &h, char err[TEX_ERR_LEN])
+{
+    std::string type = h.hasType() ? h.type() : std::string(Imf::SCANLINEIMAGE);
+    if (Imf::isDeepData(type)) {
+        say(err, "deep data is not supported");
+        return TEX_ERR_UNSUPPORTED;
+    }
+    if (type != Imf::SCANLINEIMAGE && type != Imf::TILEDIMAGE) {
+        char name[40];
+        printable(name, sizeof name, type.c_str());
+        say(err, "part type '%s' is not supported", name);
+        return TEX_ERR_UNSUPPORTED;
+    }
+    bool         tiled = type == Imf::TILEDIMAGE;
+    Imath::Box2i dw = h.dataWindow(), dpw = h.displayWindow();
+    int64_t      w = (int64_t)dw.max.x - dw.min.x + 1, ht = (int64_t)dw.max.y - dw.min.y + 1;
+    tex_result   r = tex_check_size(w < 0 ? 0 : (uint64_t)w, ht < 0 ? 0 : (uint64_t)ht, err);
+    if (r != TEX_OK)
+        return r;
+    f->window = dw;
+    f->info.width = (uint32_t)w;
+    f->info.height = (uint32_t)ht;
+    f->info.x0 = dw.min.x;
+    f->info.y0 = dw.min.y;
+    f->info.display_x0 = dpw.min.x;
+    f->info.display_y0 = dpw.min.y;
+    f->info.display_width = (uint32_t)((int64_t)dpw.max.x - dpw.min.x + 1);
+    f->info.display_height = (uint32_t)((int64_t)dpw.max.y - dpw.min.y + 1);
+    f->info.tiled = tiled;
+    f->info.nlevels = 1;
+    f->level_w[0] = f->info.width;
+    f->level_h[0] = f->info.height;
+
+    r = choose_channels(f, h, tiled, err);
+    if (r != TEX_OK)
+        return r;
+
+    /* OpenEXR decodes every channel of a chunk, wanted or not. */
+    uint64_t pixel_bytes = 0;
+    for (auto it = h.channels().begin(); it != h.channels().end(); ++it)
+        pixel_bytes += pixel_type_size(it.channel().type);
+
+    uint64_t chunk_pixels, chunks;
+    if (tiled) {
+        const Imf::TileDescription &td = h.tileDescription();
+        uint64_t                    tw = td.xSize, th = td.ySize;
+        if (tw == 0 || th == 0 || tw * th > TEX_EXR_MAX_TILE_PIXELS) {
+            say(err, "tile size %llux%llu is outside 1 to %lu pixels", (unsigned long long)tw,
+                (unsigned long long)th, (unsigned long)TEX_EXR_MAX_TILE_PIXELS);
+            return TEX_ERR_TOO_LARGE;
+        }
+        f->info.tile_width = (uint32_t)tw;
+        f->info.tile_height = (uint32_t)th;
+        chunk_pixels = tw * th;
+        bool up = td.roundingMode == Imf::ROUND_UP;
+        if (td.mode == Imf::MIPMAP_LEVELS) {
+            chunks = 0;
+            for (uint32_t l = 0, n = levels_of((uint64_t)std::max(w, ht), up); l < n; l++)
+                chunks += tiles_of(level_side(w, l, up), level_side(ht, l, up), tw, th);
+        } else if (td.mode == Imf::RIPMAP_LEVELS) {
+            uint64_t across = 0, down = 0;
+            for (uint32_t l = 0, n = levels_of(w, up); l < n; l++)
+                across += (level_side(w, l, up) + tw - 1) / tw;
+            for (uint32_t l = 0, n = levels_of(ht, up); l < n; l++)
+                down += (level_side(ht, l, up) + th - 1) / th;
+            chunks = across * down;
+            f->ripmap = true;
+        } else {
+            chunks = tiles_of(w, ht, tw, th);
+        }
+    } else {
+        uint64_t lines = std::min<uint64_t>(lines_per_chunk(h.compression()), ht);
+        chunk_pixels = w * lines;
+        chunks = (ht + lines - 1) / lines;
+    }
+    if (chunk_pixels * pixel_bytes > TEX_EXR_MAX_CHUNK_BYTES) {
+        say(err, "a chunk of %llu pixels of %llu bytes is over the limit of %llu bytes",
+            (unsigned long long)chunk_pixels, (unsigned long long)pixel_bytes,
+            (unsigned long long)TEX_EXR_MAX_CHUNK_BYTES);
+        return TEX_ERR_TOO_LARGE;
+    }
+    if (chunks > f->size / 8) {
+        say(err, "truncated: %llu chunks need a %llu-byte table; the file has %llu bytes",
+            (unsigned long long)chunks, (unsigned long long)chunks * 8,
+            (unsigned long long)f->size);
+        return TEX_ERR_CORRUPT;
+    }
+    return TEX_OK;
+}
+
+/* Makes the OpenEXR object that reads part 0, once its header passed. */
+void
+make_reader(tex_exr *f)
+{
+    if (f->info.luminance_chroma) {
+        /* RgbaInputFile parses the headers again, from its own stream at 0. */
+        f->in_rgba.reset(new FdIn(f->fd.fd, f->size));
+        f->rgba.reset(new Imf::RgbaInputFile(*f->in_rgba, 0));
+        f->multi.reset();
+        return;
+    }
+    if (!f->info.tiled) {
+        f->scan.reset(new Imf::InputPart(*f->multi, 0));
+        return;
+    }
+    f->tiles.reset(new Imf::TiledInputPart(*f->multi, 0));
+    if (f->tiles->levelMode() == Imf::MIPMAP_LEVELS) {
+        int n = f->tiles->numLevels();
+        if (n < 1 || n > TEX_EXR_MAX_LEVELS)
+            throw Iex::ArgExc("Bad number of levels");
+        f->info.nlevels = (uint32_t)n;
+        for (int l = 0; l < n; l++) {
+            f->level_w[l] = (uint32_t)f->tiles->levelWidth(l);
+            f->level_h[l] = (uint32_t)f->tiles->levelHeight(l);
+        }
+    }
+}
+
+/* One slice per output channel into interleaved samples at `base`, where
+ * pixel (x, y) of the file is at base + x * xs + y * ys. */
+Imf::FrameBuffer
+frame_buffer(const tex_exr *f, char *base, size_t xs, size_t ys, bool tile_coords)
+{
+    Imf::FrameBuffer fb;
+    size_t           ss = pixel_type_size(f->ptype);
+    for (uint32_t c = 0; c < f->info.nchannels; c++)
+        fb.insert(f->chan[c],
+                  Imf::Slice(f->ptype, base + c * ss, xs, ys, 1, 1, 0.0, tile_coords, tile_coords));
+    return fb;
+}
+
+/* The address that file pixel (x0, y0) maps to `pixels` through: computed
+ * as an integer, since it may lie outside the buffer (OpenEXR only adds
+ * offsets that land inside). */
+char *
+origin_shift(void *pixels, int64_t x0, int64_t y0, size_t xs, size_t ys)
+{
+    return (char *)((uintptr_t)pixels - (uintptr_t)(x0 * (int64_t)xs + y0 * (int64_t)ys));
+}
+
+/* The luminance/chroma path: RgbaInputFile converts to RGB(A) half, read in
+ * strips so the Rgba buffer stays small. */
+void
+read_rgba(tex_exr *f, tex_image *out)
+{
+    const uint32_t         w = f->info.width, strip = 64, nch = f->info.nchannels;
+    std::vector<Imf::Rgba> buf((size_t)w * strip);
+    uint16_t              *px = (uint16_t *)out->pixels;
+    for (int64_t y = f->window.min.y; y <= f->window.max.y; y += strip) {
+        int64_t y2 = std::min<int64_t>(y + strip - 1, f->window.max.y);
+        auto   *base = (Imf::Rgba *)origin_shift(buf.data(), f->window.min.x, y, sizeof(Imf::Rgba),
+                                                 sizeof(Imf::Rgba) * w);
+        f->rgba->setFrameBuffer(base, 1, w);
+        f->rgba->readPixels((int)y, (int)y2);
+        for (int64_t row = y; row <= y2; row++) {
+            const Imf::Rgba *src = &buf[(size_t)(row - y) * w];
+            uint16_t        *dst = px + (size_t)(row - f->window.min.y) * w * nch;
+            for (uint32_t x = 0; x < w; x++, dst += nch) {
+                dst[0] = src[x].r.bits();
+                dst[1] = src[x].g.bits();
+                dst[2] = src[x].b.bits();
+                if (nch == 4)
+                    dst[3] = src[x].a.bits();
+            }
+        }
+    }
+}
+
+/* Temporary name in path's folder; write; fsync; rename over path. On any
+ * failure the temporary file is removed and path is untouched. */
+template <class Body>
+tex_result
+write_atomically(const char *path, char err[TEX_ERR_LEN], Body &&body)
+{
+    /* Relaxed: the counter only has to differ between calls of this
+     * process (the pid tells processes apart); it orders nothing. */
+    static std::atomic<unsigned> counter{0};
+    std::string                  tmp;
+    Fd                           fd;
+    for (int attempt = 0; attempt < 100 && fd.fd < 0; attempt++) {
+        tmp = std::string(path) + ".tmp-" + std::to_string(getpid()) + "-" +
+              std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+        fd.fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd.fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd.fd < 0) {
+        say(err, "cannot write: %s", strerror(errno));
+        return TEX_ERR_WRITE;
+    }
+    tex_result r = TEX_OK;
+    FdOut      out(fd.fd);
+    try {
+        body(out);
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        r = TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        if (out.error())
+            say(err, "cannot write: %s", strerror(out.error()));
+        else
+            say_exc(err, "cannot write", e.what());
+        r = TEX_ERR_WRITE;
+    }
+    if (r == TEX_OK && out.error()) { /* swallowed by a destructor */
+        say(err, "cannot write: %s", strerror(out.error()));
+        r = TEX_ERR_WRITE;
+    }
+    if (r == TEX_OK && fsync(fd.fd) != 0) {
+        say(err, "cannot write: %s", strerror(errno));
+        r = TEX_ERR_WRITE;
+    }
+    int closed = close(fd.fd);
+    fd.fd = -1;
+    if (r == TEX_OK && closed != 0) {
+        say(err, "cannot write: %s", strerror(errno));
+        r = TEX_ERR_WRITE;
+    }
+    if (r == TEX_OK && rename(tmp.c_str(), path) != 0) {
+        say(err, "cannot write: %s", strerror(errno));
+        r = TEX_ERR_WRITE;
+    }
+    if (r != TEX_OK)
+        unlink(tmp.c_str());
+    return r;
+}
+
+tex_result
+check_image(const tex_image *img, const char *what, char err[TEX_ERR_LEN])
+{
+    if (!img || !img->pixels) {
+        say(err, "%s has no pixels", what);
+        return TEX_ERR_INVALID;
+    }
+    if ((img->type != TEX_TYPE_HALF && img->type != TEX_TYPE_FLOAT) || img->nchannels < 1 ||
+        img->nchannels > 4) {
+        say(err, "%s: %u channels of type %d: OpenEXR takes 1-4 channels of half or float", what,
+            img->nchannels, (int)img->type);
+        return TEX_ERR_INVALID;
+    }
+    tex_result r = tex_check_size(img->width, img->height, err);
+    return r == TEX_ERR_TOO_LARGE || r == TEX_OK ? r : TEX_ERR_INVALID;
+}
+
+/* The header of a file to write: size, ZIP, channels, extra attributes. */
+tex_result
+make_header(Imf::Header &h, const tex_image *img, const tex_exr_attr *attrs, size_t nattrs,
+            char err[TEX_ERR_LEN])
+{
+    static const char *const names[4][4] = {
+        {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
+    h = Imf::Header((int)img->width, (int)img->height);
+    h.compression() = Imf::ZIP_COMPRESSION;
+    Imf::PixelType t = img->type == TEX_TYPE_HALF ? Imf::HALF : Imf::FLOAT;
+    for (uint32_t c = 0; c < img->nchannels; c++)
+        h.channels().insert(names[img->nchannels - 1][c], Imf::Channel(t));
+    if (nattrs > 0 && !attrs) {
+        say(err, "%zu attributes but no array", nattrs);
+        return TEX_ERR_INVALID;
+    }
+    /* All checked against OpenEXR's own attributes before any is added, so
+     * a repeated name is not taken for one of them. */
+    for (size_t i = 0; i < nattrs; i++) {
+        const tex_exr_attr *a = &attrs[i];
+        size_t              len = a->name ? strlen(a->name) : 0;
+        if (len == 0 || len > 31) {
+            say(err, "attribute %zu: a name must have 1-31 bytes", i);
+            return TEX_ERR_INVALID;
+        }
+        bool reserved = h.find(a->name) != h.end();
+        for (const char *n : {"tiles", "type", "name", "version", "chunkCount"})
+            reserved |= strcmp(a->name, n) == 0;
+        if (reserved) {
+            say(err, "attribute '%s' is one OpenEXR writes itself", a->name);
+            return TEX_ERR_INVALID;
+        }
+        if (a->is_string && !a->s) {
+            say(err, "attribute %zu: string is NULL", i);
+            return TEX_ERR_INVALID;
+        }
+    }
+    for (size_t i = 0; i < nattrs; i++) {
+        const tex_exr_attr *a = &attrs[i];
+        if (a->is_string)
+            h.insert(a->name, Imf::StringAttribute(a->s));
+        else
+            h.insert(a->name, Imf::FloatAttribute(a->f));
+    }
+    return TEX_OK;
+}
+
+/* Slices over an image whose top-left pixel is (0, 0) in the file. */
+Imf::FrameBuffer
+image_frame_buffer(const tex_image *img)
+{
+    static const char *const names[4][4] = {
+        {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
+    Imf::PixelType   t = img->type == TEX_TYPE_HALF ? Imf::HALF : Imf::FLOAT;
+    size_t           ss = pixel_type_size(t), xs = ss * img->nchannels;
+    Imf::FrameBuffer fb;
+    for (uint32_t c = 0; c < img->nchannels; c++)
+        fb.insert(names[img->nchannels - 1][c],
+                  Imf::Slice(t, (char *)img->pixels + c * ss, xs, xs * img->width));
+    return fb;
+}
+
+} // namespace
+
+extern "C" tex_result
+tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_ERR_LEN])
+{
+    if (out)
+        *out = nullptr;
+    if (!path || !out || !info) {
+        say(err, "no file name or no place for the result");
+        return TEX_ERR_INVALID;
+    }
+    const char *stage = "bad header";
+    tex_exr    *f = nullptr;
+    try {
+        f = new tex_exr;
+        tex_result r = open_fd(f, path, err);
+        if (r == TEX_OK) {
+            f->in.reset(new FdIn(f->fd.fd, f->size));
+            f->multi.reset(new Imf::MultiPartInputFile(*f->in, 0));
+            f->info.nparts = (uint32_t)f->multi->parts();
+            f->header = f->multi->header(0);
+            r = check_header(f, f->header, err);
+        }
+        if (r == TEX_OK)
+            make_reader(f);
+        if (r != TEX_OK) {
+            delete f;
+            return r;
+        }
+        *info = f->info;
+        *out = f;
+        return TEX_OK;
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        delete f;
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        if (f && hit_end(f))
+            stage = "truncated";
+        say_exc(err, stage, e.what());
+        delete f;
+        return TEX_ERR_CORRUPT;
+    } catch (...) {
+        say(err, "bad header: unknown error");
+        delete f;
+        return TEX_ERR_CORRUPT;
+    }
+}
+
+extern "C" void
+tex_exr_close(tex_exr *f)
+{
+    delete f;
+}
+
+extern "C" bool
+tex_exr_level_size(const tex_exr *f, uint32_t level, uint32_t *width, uint32_t *height)
+{
+    if (!f || level >= f->info.nlevels)
+        return false;
+    if (width)
+        *width = f->level_w[level];
+    if (height)
+        *height = f->level_h[level];
+    return true;
+}
+
+extern "C" tex_result
+tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *out,
+                  char err[TEX_ERR_LEN])
+{
+    if (!f || !out) {
+        say(err, "no file or no buffer");
+        return TEX_ERR_INVALID;
+    }
+    if (!f->tiles) {
+        say(err, "not a tiled file");
+        return TEX_ERR_INVALID;
+    }
+    if (level >= f->info.nlevels) {
+        say(err, "level %u: the file has %u", level, f->info.nlevels);
+        return TEX_ERR_INVALID;
+    }
+    uint32_t tw = f->info.tile_width, th = f->info.tile_height;
+    uint32_t nx = (f->level_w[level] + tw - 1) / tw, ny = (f->level_h[level] + th - 1) / th;
+    if (tx >= nx || ty >= ny) {
+        say(err, "tile (%u, %u) is outside level %u's %ux%u tiles", tx, ty, level, nx, ny);
+        return TEX_ERR_INVALID;
+    }
+    size_t px = f->info.nchannels * pixel_type_size(f->ptype);
+    memset(out, 0, (size_t)tw * th * px);
+    forget_end(f);
+    try {
+        /* Tile-relative slices: one frame buffer serves every tile read
+         * into the same buffer. */
+        if (f->tile_fb != out) {
+            f->tile_fb = nullptr;
+            f->tiles->setFrameBuffer(frame_buffer(f, (char *)out, px, px * tw, true));
+            f->tile_fb = out;
+        }
+        f->tiles->readTile((int)tx, (int)ty, (int)level, (int)level);
+        return TEX_OK;
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        char where[80];
+        snprintf(where, sizeof where, "tile (%u, %u) of level %u%s", tx, ty, level,
+                 hit_end(f) ? ": truncated" : "");
+        say_exc(err, where, e.what());
+        return TEX_ERR_CORRUPT;
+    } catch (...) {
+        say(err, "tile (%u, %u) of level %u: unknown error", tx, ty, level);
+        return TEX_ERR_CORRUPT;
+    }
+}
+
+extern "C" tex_result
+tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char err[TEX_ERR_LEN])
+{
+    if (!f || !out) {
+        say(err, "no file or no image");
+        return TEX_ERR_INVALID;
+    }
+    *out = tex_image{};
+    if (level >= f->info.nlevels) {
+        say(err, "level %u: the file has %u", level, f->info.nlevels);
+        return TEX_ERR_INVALID;
+    }
+    tex_result r = tex_image_alloc(out, f->level_w[level], f->level_h[level], f->info.nchannels,
+                                   f->info.type, err);
+    if (r != TEX_OK)
+        return r;
+    forget_end(f);
+    try {
+        size_t xs = f->info.nchannels * pixel_type_size(f->ptype), ys = xs * out->width;
+        if (f->rgba) {
+            read_rgba(f, out);
+        } else if (f->scan) {
+            char *base = origin_shift(out->pixels, f->window.min.x, f->window.min.y, xs, ys);
+            f->scan->setFrameBuffer(frame_buffer(f, base, xs, ys, false));
+            f->scan->readPixels(f->window.min.y, f->window.max.y);
+        } else {
+            int          l = f->ripmap ? 0 : (int)level;
+            Imath::Box2i b = f->tiles->dataWindowForLevel(l, l);
+            f->tile_fb = nullptr;
+            f->tiles->setFrameBuffer(frame_buffer(
+                f, origin_shift(out->pixels, b.min.x, b.min.y, xs, ys), xs, ys, false));
+            f->tiles->readTiles(0, f->tiles->numXTiles(l) - 1, 0, f->tiles->numYTiles(l) - 1, l, l);
+        }
+        return TEX_OK;
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        r = TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        char where[48];
+        snprintf(where, sizeof where, "level %u%s", level, hit_end(f) ? ": truncated" : "");
+        say_exc(err, where, e.what());
+        r = TEX_ERR_CORRUPT;
+    } catch (...) {
+        say(err, "level %u: unknown error", level);
+        r = TEX_ERR_CORRUPT;
+    }
+    tex_image_free(out);
+    return r;
+}
+
+extern "C" bool
+tex_exr_attr_string(const tex_exr *f, const char *name, const char **value)
+{
+    if (!f || !name || !value)
+        return false;
+    try {
+        auto *a = f->header.findTypedAttribute<Imf::StringAttribute>(name);
+        if (!a)
+            return false;
+        *value = a->value().c_str();
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+extern "C" bool
+tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
+{
+    if (!f || !name || !value)
+        return false;
+    try {
+        if (auto *a = f->header.findTypedAttribute<Imf::FloatAttribute>(name)) {
+            *value = a->value();
+            return true;
+        }
+        if (auto *d = f->header.findTypedAttribute<Imf::DoubleAttribute>(name)) {
+            *value = (float)d->value();
+            return true;
+        }
+        return false;
+    } catch (...) {
+        return false;
+    }
+}
+
+extern "C" tex_result
+tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
+                       size_t nattrs, char err[TEX_ERR_LEN])
+{
+    if (!path) {
+        say(err, "no file name");
+        return TEX_ERR_INVALID;
+    }
+    try {
+        tex_result  r = check_image(img, "image", err);
+        Imf::Header h;
+        if (r == TEX_OK)
+            r = make_header(h, img, attrs, nattrs, err);
+        if (r != TEX_OK)
+            return r;
+        return write_atomically(path, err, [&](FdOut &os) {
+            Imf::OutputFile file(os, h, 0);
+            file.setFrameBuffer(image_frame_buffer(img));
+            file.writePixels((int)img->height);
+        });
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        say_exc(err, "cannot write", e.what());
+        return TEX_ERR_WRITE;
+    } catch (...) {
+        say(err, "cannot write: unknown error");
+        return TEX_ERR_WRITE;
+    }
+}
+
+extern "C" tex_result
+tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels, uint32_t tile_size,
+                    const tex_exr_attr *attrs, size_t nattrs, char err[TEX_ERR_LEN])
+{
+    if (!path || !levels) {
+        say(err, "no file name or no levels");
+        return TEX_ERR_INVALID;
+    }
+    try {
+        tex_result r = check_image(&levels[0], "level 0", err);
+        if (r != TEX_OK)
+            return r;
+        uint32_t w = levels[0].width, h = levels[0].height, full = tex_mip_levels(w, h);
+        if (nlevels != 1 && nlevels != full) {
+            say(err, "%u levels: a %ux%u image takes 1 or %u", nlevels, w, h, full);
+            return TEX_ERR_INVALID;
+        }
+        if (tile_size < 1 || tile_size > 4096) {
+            say(err, "tile size %u is outside 1-4096", tile_size);
+            return TEX_ERR_INVALID;
+        }
+        for (uint32_t l = 1; l < nlevels; l++) {
+            char what[32];
+            snprintf(what, sizeof what, "level %u", l);
+            const tex_image *lv = &levels[l];
+            uint32_t         lw = w >> l ? w >> l : 1, lh = h >> l ? h >> l : 1;
+            r = check_image(lv, what, err);
+            if (r != TEX_OK)
+                return r;
+            if (lv->width != lw || lv->height != lh || lv->type != levels[0].type ||
+                lv->nchannels != levels[0].nchannels) {
+                say(err,
+                    "level %u is %ux%u, %u channels of type %d; it must be %ux%u, %u of type %d", l,
+                    lv->width, lv->height, lv->nchannels, (int)lv->type, lw, lh,
+                    levels[0].nchannels, (int)levels[0].type);
+                return TEX_ERR_INVALID;
+            }
+        }
+        Imf::Header hd;
+        r = make_header(hd, &levels[0], attrs, nattrs, err);
+        if (r != TEX_OK)
+            return r;
+        hd.setTileDescription(Imf::TileDescription(
+            tile_size, tile_size, nlevels == 1 ? Imf::ONE_LEVEL : Imf::MIPMAP_LEVELS,
+            Imf::ROUND_DOWN));
+        return write_atomically(path, err, [&](FdOut &os) {
+            Imf::TiledOutputFile file(os, hd, 0);
+            if ((uint32_t)file.numLevels() != nlevels)
+                throw Iex::LogicExc("OpenEXR counts the levels differently");
+            for (uint32_t l = 0; l < nlevels; l++) {
+                file.setFrameBuffer(image_frame_buffer(&levels[l]));
+                file.writeTiles(0, file.numXTiles((int)l) - 1, 0, file.numYTiles((int)l) - 1,
+                                (int)l);
+            }
+        });
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        say_exc(err, "cannot write", e.what());
+        return TEX_ERR_WRITE;
+    } catch (...) {
+        say(err, "cannot write: unknown error");
+        return TEX_ERR_WRITE;
+    }
+}

@@ -1,0 +1,355 @@
+/* Files: the table keyed by ustr pointer, the per-thread microcache in front
+ * of it, and opening a file on its first lookup. */
+#include "texture_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the table ---- */
+
+static size_t
+slot_of(ustr name, bool raw, size_t mask)
+{
+    /* The stored hash is a good one, and reading it touches the string's
+     * header only, never its characters. */
+    return (size_t)(ustr_hash(name) + raw) & mask;
+}
+
+static tex__file_array *
+array_new(size_t cap)
+{
+    tex__file_array *a = calloc(1, sizeof *a + cap * sizeof a->slots[0]);
+    if (a)
+        a->mask = cap - 1;
+    return a;
+}
+
+tex_result
+tex__files_init(tex_system *ts)
+{
+    pthread_mutex_init(&ts->files_lock, NULL);
+    tex__file_array *a = array_new(256);
+    if (!a)
+        return TEX_ERR_NOMEM;
+    atomic_init(&ts->files, a);
+    return TEX_OK;
+}
+
+static void
+file_free(tex__file *f)
+{
+    if (f->levels) {
+        for (uint32_t l = 0; l < f->info.nlevels; l++)
+            free((void *)f->levels[l].tiles);
+        free(f->levels);
+    }
+    if (f->exr)
+        tex_exr_close(f->exr);
+    free(f->udim_prefix);
+    free(f->udim_suffix);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+void
+tex__files_free(tex_system *ts)
+{
+    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_relaxed);
+    for (size_t i = 0; a && i <= a->mask; i++) {
+        tex__file *f = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
+        if (f)
+            file_free(f);
+    }
+    while (a) {
+        tex__file_array *older = a->older;
+        free(a);
+        a = older;
+    }
+    pthread_mutex_destroy(&ts->files_lock);
+}
+
+static tex__file *
+array_find(tex__file_array *a, ustr name, bool raw)
+{
+    for (size_t i = slot_of(name, raw, a->mask);; i = (i + 1) & a->mask) {
+        /* Acquire pairs with the release in array_put(): whoever sees the
+         * pointer sees the file's initialised fields. */
+        tex__file *f = atomic_load_explicit(&a->slots[i], memory_order_acquire);
+        if (!f || (f->name == name && f->raw == raw))
+            return f;
+    }
+}
+
+static void
+array_put(tex__file_array *a, tex__file *f)
+{
+    size_t i = slot_of(f->name, f->raw, a->mask);
+    /* Relaxed: under files_lock, which every writer holds. */
+    while (atomic_load_explicit(&a->slots[i], memory_order_relaxed))
+        i = (i + 1) & a->mask;
+    /* Release publishes the file to lock-free readers (array_find). */
+    atomic_store_explicit(&a->slots[i], f, memory_order_release);
+}
+
+static tex__file *
+file_new(ustr name, bool raw)
+{
+    tex__file *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->name = name;
+    f->raw = raw;
+    pthread_mutex_init(&f->lock, NULL);
+    const char *udim = strstr(name, "<UDIM>");
+    if (udim) {
+        f->udim_prefix = strndup(name, (size_t)(udim - name));
+        f->udim_suffix = strdup(udim + strlen("<UDIM>"));
+        if (!f->udim_prefix || !f->udim_suffix) {
+            file_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+/* Adds a file for `name` unless another thread just did; under files_lock. */
+static tex__file *
+insert_locked(tex_system *ts, ustr name, bool raw)
+{
+    /* Relaxed: files_lock orders everything writers do. */
+    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_relaxed);
+    tex__file       *f = array_find(a, name, raw);
+    if (f)
+        return f;
+    if ((ts->nfiles + 1) * 2 > a->mask + 1) {
+        tex__file_array *bigger = array_new((a->mask + 1) * 2);
+        if (!bigger)
+            return NULL;
+        for (size_t i = 0; i <= a->mask; i++) {
+            tex__file *g = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
+            if (g)
+                array_put(bigger, g);
+        }
+        bigger->older = a;
+        /* Release: readers that load the new array see its slots filled. */
+        atomic_store_explicit(&ts->files, bigger, memory_order_release);
+        a = bigger;
+    }
+    f = file_new(name, raw);
+    if (!f)
+        return NULL;
+    array_put(a, f);
+    ts->nfiles++;
+    return f;
+}
+
+tex__file *
+tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
+{
+    tex__micro *m = &tc->micro[(ustr_hash(name) >> 7) & (TEX__MICROCACHE - 1)];
+    if (m->name == name && m->raw == raw) {
+        tex__count(&tc->counters.microcache_hits, 1);
+        return m->file;
+    }
+    /* Acquire pairs with the release in insert_locked(). */
+    tex__file *f = array_find(atomic_load_explicit(&ts->files, memory_order_acquire), name, raw);
+    if (!f) {
+        pthread_mutex_lock(&ts->files_lock);
+        f = insert_locked(ts, name, raw);
+        pthread_mutex_unlock(&ts->files_lock);
+        if (!f)
+            return NULL;
+    }
+    *m = (tex__micro){name, raw, f};
+    return f;
+}
+
+/* ---- UDIM ---- */
+
+const char *
+tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t)
+{
+    float u = floorf(*s), v = floorf(*t);
+    if (!(u >= 0 && u < 10 && v >= 0 && v < 100))
+        return NULL; /* no UDIM tile there (or NaN) */
+    int n = snprintf(tc->udim_name, sizeof tc->udim_name, "%s%d%s", f->udim_prefix,
+                     1001 + (int)u + 10 * (int)v, f->udim_suffix);
+    if (n < 0 || (size_t)n >= sizeof tc->udim_name)
+        return NULL;
+    *s -= u;
+    *t -= v;
+    return tc->udim_name;
+}
+
+/* ---- opening ---- */
+
+void
+tex__report(tex_system *ts, const char *name, const char *reason)
+{
+    if (ts->cfg.report)
+        ts->cfg.report(ts->cfg.report_ctx, name, reason);
+    else
+        fprintf(stderr, "texture: %s: %s\n", name, reason);
+}
+
+/* The level table; sizes from the EXR when given (its rounding mode may be
+ * up), else halved and rounded down as tex_mip_levels() counts them. */
+static tex_result
+levels_init(tex__file *f, const tex_exr *exr, uint32_t nlevels, uint32_t tw, uint32_t th,
+            char err[TEX_ERR_LEN])
+{
+    f->info.nlevels = nlevels;
+    f->info.tile_width = tw;
+    f->info.tile_height = th;
+    f->tile_bytes = (size_t)tw * th * f->info.nchannels * tex_type_size(f->info.type);
+    f->levels = calloc(nlevels, sizeof *f->levels);
+    if (!f->levels)
+        goto nomem;
+    for (uint32_t l = 0; l < nlevels; l++) {
+        tex__level *lv = &f->levels[l];
+        lv->width = f->info.width >> l ? f->info.width >> l : 1;
+        lv->height = f->info.height >> l ? f->info.height >> l : 1;
+        if (exr && !tex_exr_level_size(exr, l, &lv->width, &lv->height)) {
+            snprintf(err, TEX_ERR_LEN, "no size for MIP level %u", l);
+            return TEX_ERR_CORRUPT;
+        }
+        lv->tiles_x = (lv->width + tw - 1) / tw;
+        lv->tiles_y = (lv->height + th - 1) / th;
+        lv->tiles = calloc((size_t)lv->tiles_x * lv->tiles_y, sizeof lv->tiles[0]);
+        if (!lv->tiles)
+            goto nomem;
+    }
+    return TEX_OK;
+nomem:
+    snprintf(err, TEX_ERR_LEN, "out of memory for the tile table");
+    return TEX_ERR_NOMEM;
+}
+
+/* Cuts one level into tiles (edge tiles zero-padded) and appends them to
+ * the spill file. */
+static tex_result
+spill_level(tex_system *ts, tex__file *f, uint32_t l, const tex_image *img, char err[TEX_ERR_LEN])
+{
+    tex__level    *lv = &f->levels[l];
+    size_t         px = (size_t)img->nchannels * tex_type_size(img->type);
+    size_t         n = (size_t)lv->tiles_x * lv->tiles_y;
+    unsigned char *buf = malloc(n * f->tile_bytes);
+    if (!buf) {
+        snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
+        return TEX_ERR_NOMEM;
+    }
+    memset(buf, 0, n * f->tile_bytes);
+    for (uint32_t y = 0; y < img->height; y++) {
+        for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
+            uint32_t x0 = tx * TEX__TILE,
+                     w = img->width - x0 < TEX__TILE ? img->width - x0 : TEX__TILE;
+            size_t tile = (size_t)(y / TEX__TILE) * lv->tiles_x + tx;
+            memcpy(buf + tile * f->tile_bytes + (size_t)(y % TEX__TILE) * TEX__TILE * px,
+                   (const unsigned char *)img->pixels + ((size_t)y * img->width + x0) * px, w * px);
+        }
+    }
+    tex_result r = tex__spill_write(ts, buf, n * f->tile_bytes, &lv->spill_offset, err);
+    free(buf);
+    return r;
+}
+
+/* PNG, JPEG, scanline EXR: decode, build the MIP chain, spill the tiles. */
+static tex_result
+open_decoded(tex_system *ts, tex__file *f, tex_image *img, char err[TEX_ERR_LEN])
+{
+    f->source = TEX__SOURCE_SPILL;
+    if (f->raw)
+        img->srgb = false; /* data: filter and return the stored values */
+    f->info.width = img->width;
+    f->info.height = img->height;
+    f->info.nchannels = img->nchannels;
+    f->info.type = img->type;
+    f->info.srgb = img->srgb;
+    tex_result r =
+        levels_init(f, NULL, tex_mip_levels(img->width, img->height), TEX__TILE, TEX__TILE, err);
+    for (uint32_t l = 0; r == TEX_OK; l++) {
+        r = spill_level(ts, f, l, img, err);
+        if (r != TEX_OK || l + 1 == f->info.nlevels)
+            break;
+        tex_image next;
+        r = tex_image_downsample(img, &next, err);
+        tex_image_free(img);
+        *img = next;
+    }
+    tex_image_free(img);
+    return r;
+}
+
+static tex_result
+open_exr(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+{
+    tex_exr_info info;
+    tex_result   r = tex_exr_open(f->name, &f->exr, &info, err);
+    if (r != TEX_OK)
+        return r;
+    if (!info.tiled || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
+        /* Scanline, or tiled without MIP levels: decode once like a PNG. */
+        tex_image img;
+        r = tex_exr_read_image(f->exr, 0, &img, err);
+        tex_exr_close(f->exr);
+        f->exr = NULL;
+        return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
+    }
+    f->source = TEX__SOURCE_EXR;
+    f->info.width = info.width;
+    f->info.height = info.height;
+    f->info.nchannels = info.nchannels;
+    f->info.type = info.type;
+    f->info.tiled_on_disk = true;
+    tex__exr_opened(ts, f);
+    return levels_init(f, f->exr, info.nlevels, info.tile_width, info.tile_height, err);
+}
+
+static tex_result
+open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+{
+    tex_result r = TEX_OK;
+    if (tex__sniff(f->name, err, &r) == TEX__FORMAT_EXR)
+        return open_exr(ts, f, err); /* tiled and MIP-mapped: tile by tile */
+    tex_image img;
+    if (r == TEX_OK)
+        r = tex_image_read(f->name, &img, err);
+    return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
+}
+
+tex_result
+tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f)
+{
+    /* Acquire pairs with the release below: READY means the fields are set. */
+    int state = atomic_load_explicit(&f->state, memory_order_acquire);
+    if (state == TEX__READY)
+        return TEX_OK;
+    if (state == TEX__BROKEN)
+        return f->error;
+    pthread_mutex_lock(&f->lock);
+    if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__UNOPENED) {
+        char err[TEX_ERR_LEN] = "";
+        if (f->udim_prefix) {
+            snprintf(err, sizeof err, "a <UDIM> name is a pattern, not a file");
+            f->error = TEX_ERR_INVALID;
+        } else {
+            f->error = open_file(ts, f, err);
+        }
+        if (f->error == TEX_OK) {
+            tex__count(&tc->counters.files_opened, 1);
+        } else {
+            tex__count(&tc->counters.file_errors, 1);
+            tex__report(ts, f->name, err);
+        }
+        /* Release publishes the file's fields with its state. */
+        atomic_store_explicit(&f->state, f->error == TEX_OK ? TEX__READY : TEX__BROKEN,
+                              memory_order_release);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return f->error;
+}

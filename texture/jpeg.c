@@ -1,0 +1,264 @@
+/* JPEG through libjpeg-turbo: tex_jpeg_read().
+ *
+ * libjpeg reports a fatal error by calling error_exit(), which must not
+ * return; ours records the message and longjmp()s back. As in png.c, the
+ * setjmp() sits in a function (jpeg_decode()) that keeps its state in a
+ * struct owned by its caller and reads no local it changed after setjmp(),
+ * so no local needs `volatile`.
+ *
+ * Damaged data is only a warning to libjpeg: at the end of the input it
+ * inserts an EOI marker, and a broken entropy-coded segment leaves blocks
+ * grey. A texture must not silently come out half grey, so the warnings
+ * that mean lost pixels (see pixels_lost()) make the read fail; the others
+ * (an unknown JFIF version, extraneous bytes before a marker) are ignored.
+ * Nothing is ever printed. */
+#define _POSIX_C_SOURCE 200809L /* fileno */
+
+#include "tex_image.h"
+
+#include <stdio.h> /* before jpeglib.h, which needs FILE and size_t */
+
+#include <jpeglib.h>
+
+#include <jerror.h> /* after jpeglib.h: its message list depends on JPEG_LIB_VERSION */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct jpeg_job {
+    struct jpeg_error_mgr         pub; /* first: libjpeg hands callbacks a pointer to it */
+    jmp_buf                       jmp;
+    struct jpeg_decompress_struct cinfo;
+    FILE                         *f;
+    tex_image                     img;
+    tex_result                    code; /* TEX_OK until something fails */
+    char                         *err;  /* the caller's TEX_ERR_LEN bytes */
+    int                           lost; /* the first warning that means lost pixels; 0: none */
+    char                          lost_msg[JMSG_LENGTH_MAX]; /* its text */
+    char last_msg[JMSG_LENGTH_MAX]; /* output_message()'s text, never printed */
+} jpeg_job;
+
+/* Copies a library message into err, first letter lower-cased unless it
+ * starts a capitalised word such as "JPEG". */
+static void
+msg_copy(char *err, const char *prefix, const char *msg)
+{
+    int n = snprintf(err, TEX_ERR_LEN, "%s", prefix);
+    if (n < 0 || n >= TEX_ERR_LEN)
+        return;
+    snprintf(err + n, (size_t)(TEX_ERR_LEN - n), "%s", msg);
+    char *m = err + n;
+    if (m[0] >= 'A' && m[0] <= 'Z' && m[1] >= 'a' && m[1] <= 'z')
+        m[0] = (char)(m[0] - 'A' + 'a');
+    for (char *p = m; *p; p++) /* one line */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+/* Opens `path` for reading; a directory is refused here, since fopen()
+ * accepts one and only the first read would fail. */
+static FILE *
+file_open(const char *path, char err[TEX_ERR_LEN])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    int         e = fstat(fileno(f), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (e) {
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(e));
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Warnings after which some pixels are not what the file meant. */
+static bool
+pixels_lost(int code)
+{
+    switch (code) {
+    case JWRN_JPEG_EOF:       /* "Premature end of JPEG file": the rest is grey */
+    case JWRN_HIT_MARKER:     /* a scan ends before its last block */
+    case JWRN_HUFF_BAD_CODE:  /* entropy-coded data is garbage */
+    case JWRN_ARITH_BAD_CODE: /* likewise, arithmetic coding */
+    case JWRN_MUST_RESYNC:    /* a restart marker is missing: blocks skipped */
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void
+on_output_message(j_common_ptr cinfo)
+{
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, job->last_msg);
+}
+
+static void
+on_emit_message(j_common_ptr cinfo, int level)
+{
+    if (level >= 0) /* trace messages */
+        return;
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    cinfo->err->num_warnings++;
+    if (!job->lost && pixels_lost(cinfo->err->msg_code)) {
+        job->lost = cinfo->err->msg_code;
+        (*cinfo->err->format_message)(cinfo, job->lost_msg);
+    }
+}
+
+static void
+on_error_exit(j_common_ptr cinfo)
+{
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    char      msg[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, msg);
+    if (ferror(job->f)) {
+        job->code = TEX_ERR_OPEN;
+        snprintf(job->err, TEX_ERR_LEN, "cannot read: read error");
+    } else if (job->lost == JWRN_JPEG_EOF) {
+        /* The inserted EOI made the stream look wrong: say why. */
+        job->code = TEX_ERR_CORRUPT;
+        msg_copy(job->err, "truncated: ", job->lost_msg);
+    } else {
+        switch (cinfo->err->msg_code) {
+        case JERR_INPUT_EMPTY:
+            job->code = TEX_ERR_FORMAT;
+            snprintf(job->err, TEX_ERR_LEN, "empty file: not a JPEG file");
+            break;
+        case JERR_NO_SOI: /* "Not a JPEG file: starts with 0x89 0x50" */
+            job->code = TEX_ERR_FORMAT;
+            msg_copy(job->err, "", msg);
+            break;
+        case JERR_OUT_OF_MEMORY:
+            job->code = TEX_ERR_NOMEM;
+            msg_copy(job->err, "", msg);
+            break;
+        case JERR_BAD_PRECISION:   /* 12- or 16-bit samples */
+        case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
+        case JERR_CONVERSION_NOTIMPL:
+            job->code = TEX_ERR_UNSUPPORTED;
+            msg_copy(job->err, "", msg);
+            break;
+        default:
+            job->code = TEX_ERR_CORRUPT;
+            msg_copy(job->err, "", msg);
+            break;
+        }
+    }
+    longjmp(job->jmp, 1);
+}
+
+/* Everything libjpeg does for a read. On failure job->code says why; the
+ * caller frees what job holds. */
+static void
+jpeg_decode(jpeg_job *job)
+{
+    struct jpeg_decompress_struct *cinfo = &job->cinfo;
+    cinfo->err = jpeg_std_error(&job->pub);
+    job->pub.error_exit = on_error_exit;
+    job->pub.emit_message = on_emit_message;
+    job->pub.output_message = on_output_message;
+    if (setjmp(job->jmp))
+        return;
+    jpeg_create_decompress(cinfo);
+    jpeg_stdio_src(cinfo, job->f);
+    jpeg_read_header(cinfo, TRUE);
+
+    int channels;
+    switch (cinfo->jpeg_color_space) {
+    case JCS_GRAYSCALE:
+        cinfo->out_color_space = JCS_GRAYSCALE;
+        channels = 1;
+        break;
+    case JCS_YCbCr:
+    case JCS_RGB:
+        cinfo->out_color_space = JCS_RGB;
+        channels = 3;
+        break;
+    case JCS_CMYK:
+    case JCS_YCCK:
+        job->code = TEX_ERR_UNSUPPORTED;
+        snprintf(job->err, TEX_ERR_LEN, "%s JPEG: only grey and colour (YCbCr, RGB) are read",
+                 cinfo->jpeg_color_space == JCS_CMYK ? "CMYK" : "YCCK (CMYK)");
+        return;
+    default:
+        job->code = TEX_ERR_UNSUPPORTED;
+        snprintf(job->err, TEX_ERR_LEN, "JPEG of %d components in an unknown colour space",
+                 cinfo->num_components);
+        return;
+    }
+    job->code = tex_check_size(cinfo->image_width, cinfo->image_height, job->err);
+    if (job->code != TEX_OK) /* before libjpeg allocates for the whole image */
+        return;
+
+    jpeg_start_decompress(cinfo);
+    if (cinfo->output_components != channels) {
+        job->code = TEX_ERR_UNSUPPORTED;
+        snprintf(job->err, TEX_ERR_LEN, "JPEG decodes to %d channels, not %d",
+                 cinfo->output_components, channels);
+        return;
+    }
+    job->code = tex_image_alloc(&job->img, cinfo->output_width, cinfo->output_height,
+                                (uint32_t)channels, TEX_TYPE_U8, job->err);
+    if (job->code != TEX_OK)
+        return;
+    job->img.srgb = true;
+    size_t stride = (size_t)cinfo->output_width * (size_t)channels;
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW row = (JSAMPROW)job->img.pixels + (size_t)cinfo->output_scanline * stride;
+        if (jpeg_read_scanlines(cinfo, &row, 1) != 1) { /* only a suspending source does this */
+            job->code = TEX_ERR_CORRUPT;
+            snprintf(job->err, TEX_ERR_LEN, "JPEG data ends at row %u of %u",
+                     cinfo->output_scanline, cinfo->output_height);
+            return;
+        }
+    }
+    jpeg_finish_decompress(cinfo); /* reads up to EOI */
+}
+
+tex_result
+tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+{
+    *out = (tex_image){0};
+    err[0] = '\0';
+    if (!path) {
+        snprintf(err, TEX_ERR_LEN, "no file name");
+        return TEX_ERR_INVALID;
+    }
+    FILE *f = file_open(path, err);
+    if (!f)
+        return TEX_ERR_OPEN;
+    jpeg_job *job = calloc(1, sizeof *job);
+    if (!job) {
+        fclose(f);
+        snprintf(err, TEX_ERR_LEN, "out of memory");
+        return TEX_ERR_NOMEM;
+    }
+    job->f = f;
+    job->err = err;
+    jpeg_decode(job);
+    if (job->code == TEX_OK && ferror(f)) { /* the stdio source takes a read error for EOF */
+        job->code = TEX_ERR_OPEN;
+        snprintf(err, TEX_ERR_LEN, "cannot read: read error");
+    } else if (job->code == TEX_OK && job->lost) {
+        job->code = TEX_ERR_CORRUPT;
+        msg_copy(err, job->lost == JWRN_JPEG_EOF ? "truncated: " : "", job->lost_msg);
+    }
+    jpeg_destroy_decompress(&job->cinfo); /* safe on the zeroed struct if creating failed */
+    fclose(f);
+    tex_result r = job->code;
+    if (r == TEX_OK)
+        *out = job->img;
+    else
+        tex_image_free(&job->img);
+    free(job);
+    return r;
+}

@@ -1,0 +1,62 @@
+/* Reading an image whatever its format: the first bytes decide. */
+#include "texture_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+tex__format
+tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
+{
+    unsigned char magic[8] = {0};
+    int           fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
+        *r = TEX_ERR_OPEN;
+        return TEX__FORMAT_UNKNOWN;
+    }
+    ssize_t n = read(fd, magic, sizeof magic);
+    int     read_errno = errno;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, TEX_ERR_LEN, "cannot read: %s", strerror(read_errno));
+        *r = TEX_ERR_OPEN;
+        return TEX__FORMAT_UNKNOWN;
+    }
+    if (n >= 8 && memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0)
+        return TEX__FORMAT_PNG;
+    if (n >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff)
+        return TEX__FORMAT_JPEG;
+    if (n >= 4 && memcmp(magic, "\x76\x2f\x31\x01", 4) == 0)
+        return TEX__FORMAT_EXR;
+    snprintf(err, TEX_ERR_LEN, n == 0 ? "empty file" : "not a PNG, JPEG or EXR file");
+    *r = n == 0 ? TEX_ERR_CORRUPT : TEX_ERR_FORMAT;
+    return TEX__FORMAT_UNKNOWN;
+}
+
+tex_result
+tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+{
+    tex_result r = TEX_OK;
+    out->pixels = NULL;
+    switch (tex__sniff(path, err, &r)) {
+    case TEX__FORMAT_PNG:
+        return tex_png_read(path, out, err);
+    case TEX__FORMAT_JPEG:
+        return tex_jpeg_read(path, out, err);
+    case TEX__FORMAT_EXR: {
+        tex_exr     *f;
+        tex_exr_info info;
+        r = tex_exr_open(path, &f, &info, err);
+        if (r == TEX_OK) {
+            r = tex_exr_read_image(f, 0, out, err);
+            tex_exr_close(f);
+        }
+        return r;
+    }
+    default:
+        return r;
+    }
+}

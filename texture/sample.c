@@ -1,0 +1,224 @@
+/* Sampling: MIP level choice from the footprint, wrap modes, texel decoding
+ * and the filters. */
+#include "texture_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+
+static float          srgb_u8[256]; /* sRGB-encoded byte -> linear */
+static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
+
+static void
+srgb_init(void)
+{
+    for (int i = 0; i < 256; i++)
+        srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
+}
+
+/* What one lookup carries between texel fetches: the last tile it used, so
+ * the four texels of a bilinear tap mostly cost one tile lookup. */
+typedef struct fetch {
+    tex_system      *ts;
+    tex_thread      *tc;
+    tex__file       *f;
+    const tex_opts  *o;
+    const tex__tile *tile;
+    uint32_t         level, index;
+    bool             decode_srgb;
+} fetch;
+
+/* Wraps integer coordinate x into [0, n); false: outside, under black. */
+static bool
+wrap(int64_t *x, uint32_t n, tex_wrap mode)
+{
+    int64_t v = *x;
+    switch (mode) {
+    case TEX_WRAP_CLAMP:
+        *x = v < 0 ? 0 : v >= n ? n - 1 : v;
+        return true;
+    case TEX_WRAP_BLACK:
+        return v >= 0 && v < n;
+    case TEX_WRAP_MIRROR: {
+        int64_t p = 2 * (int64_t)n;
+        v %= p;
+        if (v < 0)
+            v += p;
+        *x = v < n ? v : p - 1 - v;
+        return true;
+    }
+    default:
+        v %= n;
+        *x = v < 0 ? v + n : v;
+        return true;
+    }
+}
+
+/* A float coordinate as a safe integer: huge and NaN values stay finite. */
+static int64_t
+floor_to_int(float v)
+{
+    if (!(v > -1e12f))
+        return v != v ? 0 : (int64_t)-1e12;
+    if (v > 1e12f)
+        return (int64_t)1e12;
+    return (int64_t)floorf(v);
+}
+
+static float
+decode(const void *texels, size_t i, tex_type type, bool srgb)
+{
+    switch (type) {
+    case TEX_TYPE_U8: {
+        uint8_t v = ((const uint8_t *)texels)[i];
+        return srgb ? srgb_u8[v] : v * (1.0f / 255.0f);
+    }
+    case TEX_TYPE_U16: {
+        float v = ((const uint16_t *)texels)[i] * (1.0f / 65535.0f);
+        return srgb ? tex_srgb_to_linear(v) : v;
+    }
+    case TEX_TYPE_HALF:
+        return tex_half_to_float(((const uint16_t *)texels)[i]);
+    default:
+        return ((const float *)texels)[i];
+    }
+}
+
+/* Texel (x, y) of a level as linear RGBA, wrap applied. */
+static void
+texel(fetch *q, uint32_t level, int64_t x, int64_t y, float rgba[4])
+{
+    const tex__level *lv = &q->f->levels[level];
+    if (!wrap(&x, lv->width, q->o->swrap) || !wrap(&y, lv->height, q->o->twrap)) {
+        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0;
+        return;
+    }
+    const tex_file_info *in = &q->f->info;
+    uint32_t index = (uint32_t)(y / in->tile_height) * lv->tiles_x + (uint32_t)(x / in->tile_width);
+    if (!q->tile || q->level != level || q->index != index) {
+        q->tile = tex__tile_get(q->ts, q->tc, q->f, level, (uint32_t)x, (uint32_t)y);
+        q->level = level;
+        q->index = index;
+    }
+    if (!q->tile) {
+        for (int c = 0; c < 4; c++)
+            rgba[c] = q->o->fill[c];
+        return;
+    }
+    uint32_t nc = in->nchannels;
+    size_t i = ((size_t)(y % in->tile_height) * in->tile_width + (size_t)(x % in->tile_width)) * nc;
+    float  v[4] = {0, 0, 0, 0};
+    for (uint32_t c = 0; c < nc; c++) {
+        bool alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
+        v[c] = decode(q->tile->texels, i + c, in->type, q->decode_srgb && !alpha);
+    }
+    if (nc <= 2) { /* grey: the value in R, G and B */
+        rgba[0] = rgba[1] = rgba[2] = v[0];
+        rgba[3] = nc == 2 ? v[1] : q->o->fill[3];
+    } else {
+        rgba[0] = v[0], rgba[1] = v[1], rgba[2] = v[2];
+        rgba[3] = nc == 4 ? v[3] : q->o->fill[3];
+    }
+}
+
+static void
+closest(fetch *q, uint32_t level, float s, float t, float rgba[4])
+{
+    const tex__level *lv = &q->f->levels[level];
+    texel(q, level, floor_to_int(s * lv->width), floor_to_int(t * lv->height), rgba);
+}
+
+static void
+bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
+{
+    const tex__level *lv = &q->f->levels[level];
+    float             x = s * lv->width - 0.5f, y = t * lv->height - 0.5f;
+    int64_t           x0 = floor_to_int(x), y0 = floor_to_int(y);
+    float             fx = x - (float)x0, fy = y - (float)y0;
+    if (!(fx >= 0 && fx <= 1))
+        fx = 0; /* far outside the image, where float has no fraction left */
+    if (!(fy >= 0 && fy <= 1))
+        fy = 0;
+    float a[4], b[4], c[4], d[4];
+    texel(q, level, x0, y0, a);
+    texel(q, level, x0 + 1, y0, b);
+    texel(q, level, x0, y0 + 1, c);
+    texel(q, level, x0 + 1, y0 + 1, d);
+    for (int k = 0; k < 4; k++) {
+        float top = a[k] + (b[k] - a[k]) * fx, bottom = c[k] + (d[k] - c[k]) * fx;
+        rgba[k] = top + (bottom - top) * fy;
+    }
+}
+
+/* Bilinear at a fractional level: the two levels around it, blended. */
+static void
+trilinear(fetch *q, float lod, float s, float t, float rgba[4])
+{
+    uint32_t last = q->f->info.nlevels - 1;
+    lod = lod < 0 ? 0 : lod > (float)last ? (float)last : lod;
+    uint32_t l0 = (uint32_t)lod;
+    float    w = lod - (float)l0;
+    bilinear(q, l0, s, t, rgba);
+    if (w > 0 && l0 < last) {
+        float up[4];
+        bilinear(q, l0 + 1, s, t, up);
+        for (int k = 0; k < 4; k++)
+            rgba[k] += (up[k] - rgba[k]) * w;
+    }
+}
+
+static uint32_t
+nearest_level(const tex__file *f, float lod)
+{
+    if (!(lod > 0))
+        return 0;
+    float l = floorf(lod + 0.5f);
+    return l >= (float)(f->info.nlevels - 1) ? f->info.nlevels - 1 : (uint32_t)l;
+}
+
+void
+tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, const tex_derivs *d,
+            const tex_opts *o, float rgba[4])
+{
+    pthread_once(&srgb_once, srgb_init);
+    fetch q = {.ts = ts, .tc = tc, .f = f, .o = o, .decode_srgb = f->info.srgb};
+
+    /* The footprint's axes in level-0 texels. */
+    float W = (float)f->info.width, H = (float)f->info.height;
+    float ax = d ? d->dsdx * W : 0, ay = d ? d->dtdx * H : 0;
+    float bx = d ? d->dsdy * W : 0, by = d ? d->dtdy * H : 0;
+    float la = sqrtf(ax * ax + ay * ay), lb = sqrtf(bx * bx + by * by);
+    float major = la > lb ? la : lb, minor = la > lb ? lb : la;
+
+    switch (o->filter) {
+    case TEX_FILTER_CLOSEST:
+        closest(&q, nearest_level(f, log2f(major)), s, t, rgba);
+        return;
+    case TEX_FILTER_TRILINEAR:
+        trilinear(&q, log2f(major), s, t, rgba);
+        return;
+    case TEX_FILTER_ANISOTROPIC: {
+        unsigned max = o->max_anisotropy ? o->max_anisotropy : 8;
+        float    ratio = minor > 0 ? major / minor : (major > 0 ? (float)max : 1);
+        unsigned n = ratio >= (float)max ? max : (unsigned)ceilf(ratio);
+        if (n <= 1) {
+            trilinear(&q, log2f(major), s, t, rgba);
+            return;
+        }
+        /* n trilinear probes spread along the major axis, at the level of
+         * the footprint's width across it. */
+        float ds = la > lb ? (d->dsdx) : (d->dsdy), dt = la > lb ? (d->dtdx) : (d->dtdy);
+        float sum[4] = {0, 0, 0, 0}, probe[4];
+        for (unsigned i = 0; i < n; i++) {
+            float k = ((float)i + 0.5f) / (float)n - 0.5f;
+            trilinear(&q, log2f(major / (float)n), s + ds * k, t + dt * k, probe);
+            for (int c = 0; c < 4; c++)
+                sum[c] += probe[c];
+        }
+        for (int c = 0; c < 4; c++)
+            rgba[c] = sum[c] / (float)n;
+        return;
+    }
+    default:
+        bilinear(&q, nearest_level(f, log2f(major)), s, t, rgba);
+    }
+}

@@ -1,0 +1,199 @@
+/* The texture system's public face: creation, worker contexts, the lookup
+ * entry point (UDIM resolution, then the sampler), stats. */
+#include "texture_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+tex_result
+tex_system_create(const tex_config *cfg, tex_system **out)
+{
+    static const tex_config defaults;
+    *out = NULL;
+    tex_system *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return TEX_ERR_NOMEM;
+    ts->cfg = cfg ? *cfg : defaults;
+    if (!ts->cfg.max_memory_mb)
+        ts->cfg.max_memory_mb = 1024;
+    if (!ts->cfg.max_open_files)
+        ts->cfg.max_open_files = 256;
+    ts->max_memory = ts->cfg.max_memory_mb << 20;
+    ts->spill_fd = -1;
+    pthread_mutex_init(&ts->threads_lock, NULL);
+    tex_result r = tex__files_init(ts);
+    if (r == TEX_OK)
+        r = tex__cache_init(ts);
+    if (r == TEX_OK && !(ts->strings = ts->cfg.strings ? ts->cfg.strings : ustr_global()))
+        r = TEX_ERR_NOMEM;
+    if (r != TEX_OK) {
+        tex_system_destroy(ts);
+        return r;
+    }
+    *out = ts;
+    return TEX_OK;
+}
+
+void
+tex_system_destroy(tex_system *ts)
+{
+    if (!ts)
+        return;
+    while (ts->threads)
+        tex_thread_destroy(ts->threads);
+    tex__cache_free(ts);
+    tex__files_free(ts);
+    pthread_mutex_destroy(&ts->threads_lock);
+    free(ts);
+}
+
+tex_result
+tex_thread_create(tex_system *ts, tex_thread **out)
+{
+    /* Aligned so the hazard pointer and counters share no line with others. */
+    tex_thread *tc = aligned_alloc(TEX__CACHE_LINE, (sizeof *tc + TEX__CACHE_LINE - 1) &
+                                                        ~(size_t)(TEX__CACHE_LINE - 1));
+    *out = NULL;
+    if (!tc)
+        return TEX_ERR_NOMEM;
+    memset(tc, 0, sizeof *tc);
+    tc->ts = ts;
+    pthread_mutex_lock(&ts->threads_lock);
+    tc->next = ts->threads;
+    if (ts->threads)
+        ts->threads->prev = tc;
+    ts->threads = tc;
+    pthread_mutex_unlock(&ts->threads_lock);
+    *out = tc;
+    return TEX_OK;
+}
+
+static void
+counters_add(tex_stats *s, const tex__counters *c)
+{
+    /* Relaxed: a snapshot of counters their owners keep writing. */
+#define ADD(field) s->field += atomic_load_explicit(&c->field, memory_order_relaxed)
+    ADD(lookups);
+    ADD(microcache_hits);
+    ADD(tile_hits);
+    ADD(tile_misses);
+    ADD(tiles_loaded);
+    ADD(tiles_evicted);
+    ADD(bytes_read);
+    ADD(files_opened);
+    ADD(files_closed);
+    ADD(file_errors);
+#undef ADD
+}
+
+void
+tex_thread_destroy(tex_thread *tc)
+{
+    if (!tc)
+        return;
+    tex_system *ts = tc->ts;
+
+    pthread_mutex_lock(&ts->threads_lock);
+    counters_add(&ts->dead_stats, &tc->counters);
+    if (tc->prev)
+        tc->prev->next = tc->next;
+    else
+        ts->threads = tc->next;
+    if (tc->next)
+        tc->next->prev = tc->prev;
+    pthread_mutex_unlock(&ts->threads_lock);
+    free(tc);
+}
+
+static void
+fill(const tex_opts *o, float *result, unsigned n)
+{
+    for (unsigned c = 0; c < n; c++)
+        result[c] = o->fill[(o->first_channel + c) < 4 ? o->first_channel + c : 3];
+}
+
+tex_result
+tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const tex_derivs *d,
+           const tex_opts *o, float *result)
+{
+    static const tex_opts defaults;
+    if (!o)
+        o = &defaults;
+    unsigned n = o->nchannels && o->nchannels <= 4 ? o->nchannels : 4;
+    tex__count(&tc->counters.lookups, 1);
+
+    tex__file *f = tex__file_find(ts, tc, name, o->raw);
+    if (f && f->udim_prefix) {
+        const char *resolved = tex__udim_resolve(tc, f, &s, &t);
+        ustr        u = resolved ? ustr_table_intern_cstr(ts->strings, resolved) : NULL;
+        f = u ? tex__file_find(ts, tc, u, o->raw) : NULL;
+        if (!f) {
+            fill(o, result, n);
+            return resolved ? TEX_ERR_NOMEM : TEX_ERR_OPEN;
+        }
+    }
+    tex_result r = f ? tex__file_ready(ts, tc, f) : TEX_ERR_NOMEM;
+    if (r != TEX_OK) {
+        fill(o, result, n);
+        return r;
+    }
+    float rgba[4];
+    tex__sample(ts, tc, f, s, t, d, o, rgba);
+    tex__tile_release(tc);
+    for (unsigned c = 0; c < n; c++) {
+        unsigned k = o->first_channel + c;
+        result[c] = k < 4 ? rgba[k] : o->fill[3];
+    }
+    return TEX_OK;
+}
+
+tex_result
+tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out)
+{
+    tex_thread *tc;
+    tex_result  r = tex_thread_create(ts, &tc);
+    if (r != TEX_OK)
+        return r;
+    tex__file *f = tex__file_find(ts, tc, name, false);
+    r = f ? tex__file_ready(ts, tc, f) : TEX_ERR_NOMEM;
+    if (r == TEX_OK)
+        *out = f->info;
+    tex_thread_destroy(tc);
+    return r;
+}
+
+void
+tex_system_stats(tex_system *ts, tex_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&ts->threads_lock);
+    *out = ts->dead_stats;
+    for (tex_thread *tc = ts->threads; tc; tc = tc->next)
+        counters_add(out, &tc->counters);
+    pthread_mutex_unlock(&ts->threads_lock);
+    /* Relaxed: stats only. */
+    out->memory = atomic_load_explicit(&ts->memory, memory_order_relaxed);
+    out->peak_memory = atomic_load_explicit(&ts->peak_memory, memory_order_relaxed);
+    out->files_closed += atomic_load_explicit(&ts->files_closed, memory_order_relaxed);
+}
+
+void
+tex_stats_print(const tex_stats *s, const char *prefix, FILE *f)
+{
+    double hit = s->tile_hits + s->tile_misses
+                     ? 100.0 * (double)s->tile_hits / (double)(s->tile_hits + s->tile_misses)
+                     : 0.0;
+    fprintf(f, "%slookups %" PRIu64 ", file microcache hits %" PRIu64 "\n", prefix, s->lookups,
+            s->microcache_hits);
+    fprintf(f,
+            "%stiles: %" PRIu64 " hits, %" PRIu64 " misses (%.2f%% hits), %" PRIu64
+            " loaded, %" PRIu64 " evicted, %.1f MiB read\n",
+            prefix, s->tile_hits, s->tile_misses, hit, s->tiles_loaded, s->tiles_evicted,
+            (double)s->bytes_read / (1 << 20));
+    fprintf(f,
+            "%sfiles: %" PRIu64 " opened, %" PRIu64 " closed, %" PRIu64
+            " errors; memory %.1f MiB, peak %.1f MiB\n",
+            prefix, s->files_opened, s->files_closed, s->file_errors, (double)s->memory / (1 << 20),
+            (double)s->peak_memory / (1 << 20));
+}

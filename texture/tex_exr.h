@@ -1,0 +1,160 @@
+/* OpenEXR files: reading one tile or one whole level, and writing scanline
+ * and tiled MIP-mapped files. The texture system's only door to OpenEXR.
+ *
+ * Implemented in exr.cpp, the project's one C++ file, over OpenEXR's C++
+ * API (Imf::) of OpenEXR 3.1. Not OpenEXRCore's C API: in 3.1 it cannot
+ * decode DWAA/DWAB files ("not yet implemented in C"), and it does not turn
+ * luminance/chroma (Y, RY, BY) into RGB, which the C++ RgbaInputFile does.
+ * The C++ API reads one tile of any level without touching the rest of the
+ * file (the tile cache's fast path) and converts between sample types.
+ * Every OpenEXR exception stops in exr.cpp: each call here returns a
+ * tex_result and, on failure, one line in err (see tex_image.h: no file
+ * name, no newline). Nothing is printed, by this code or by OpenEXR.
+ *
+ * What a file may hold:
+ * - Part 0 is read; a multipart file opens and info.nparts says how many
+ *   parts it has. Deep data: TEX_ERR_UNSUPPORTED, "deep data is not
+ *   supported".
+ * - Channels become 1 Y, 2 YA, 3 RGB or 4 RGBA, by name:
+ *     Y with RY and/or BY (luminance/chroma): RGB, or RGBA with A, converted
+ *       by OpenEXR's RgbaInputFile (scanline files only; in a tiled file:
+ *       TEX_ERR_UNSUPPORTED);
+ *     any of R, G, B: RGB, or RGBA with A; a missing one of R, G, B reads
+ *       as 0 (a file with only G is green);
+ *     Y: Y, or YA with A;
+ *     none of R, G, B, Y: the first channels in the file's order (OpenEXR
+ *       sorts them by name), up to 4, as Y, YA, RGB or RGBA by their count
+ *       (a lone Z depth channel reads as Y).
+ *   Other channels are ignored. A chosen channel that is subsampled (other
+ *   than RY/BY) gives TEX_ERR_UNSUPPORTED.
+ * - Samples: TEX_TYPE_HALF if every chosen channel is HALF, else
+ *   TEX_TYPE_FLOAT (UINT channels are converted to float).
+ * - Levels: a tiled ONE_LEVEL file and every scanline file have 1;
+ *   MIPMAP_LEVELS files have all of theirs (ROUND_DOWN or ROUND_UP: ask
+ *   tex_exr_level_size(), do not assume width >> level); RIPMAP_LEVELS
+ *   files are read at level 0 only (nlevels is 1).
+ *
+ * Limits, checked after OpenEXR has parsed the headers and before it or we
+ * allocate per-image memory:
+ * - the data window against TEX_MAX_DIM and TEX_MAX_PIXELS
+ *   (tex_check_size(): TEX_ERR_TOO_LARGE);
+ * - a tile of at most TEX_EXR_MAX_TILE_PIXELS pixels (TEX_ERR_TOO_LARGE);
+ * - one chunk (a tile, or a block of scanlines, all channels, unpacked) of
+ *   at most TEX_EXR_MAX_CHUNK_BYTES (TEX_ERR_TOO_LARGE), which bounds
+ *   OpenEXR's own buffers however many channels a header lists;
+ * - a chunk table that fits in the file: 8 bytes per tile of part 0
+ *   (TEX_ERR_CORRUPT), so a header cannot make OpenEXR allocate a table
+ *   larger than the file.
+ * The largest allocation for a file within these limits is the image that
+ * tex_exr_read_image() returns (at most TEX_MAX_PIXELS * 4 channels * 4
+ * bytes); OpenEXR's buffers are of the order of one chunk.
+ *
+ * Threads: a tex_exr is used by one thread at a time; different tex_exr
+ * handles (of the same file or not) may be used at once on different
+ * threads. Every call decodes on the calling thread; OpenEXR's thread pool
+ * is not used. Writing touches only its own temporary file. */
+#ifndef TEX_EXR_H
+#define TEX_EXR_H
+
+#include "tex_image.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TEX_EXR_MAX_TILE_PIXELS ((uint32_t)1 << 24) /* tile width * height: 4096 x 4096 */
+#define TEX_EXR_MAX_CHUNK_BYTES ((uint64_t)1 << 28) /* unpacked bytes of one chunk */
+#define TEX_EXR_MAX_LEVELS      32                  /* more than a 65536 chain needs */
+
+typedef struct tex_exr tex_exr; /* opaque: an open file; one thread at a time */
+
+typedef struct tex_exr_info {
+    uint32_t width, height;                 /* data window of level 0, in pixels */
+    int32_t  x0, y0;                        /* its top-left corner; may be negative */
+    int32_t  display_x0, display_y0;        /* display window; may differ from */
+    uint32_t display_width, display_height; /* the data window entirely */
+    uint32_t nchannels;                     /* 1 Y, 2 YA, 3 RGB, 4 RGBA (see above) */
+    tex_type type;                          /* TEX_TYPE_HALF or TEX_TYPE_FLOAT */
+    bool     tiled;                         /* tiled file; false: scanlines */
+    uint32_t tile_width;                    /* tile size; 0 and 0 in a scanline file */
+    uint32_t tile_height;
+    uint32_t nlevels;          /* 1..TEX_EXR_MAX_LEVELS; level 0 is the largest */
+    bool     luminance_chroma; /* Y/RY/BY converted to RGB by OpenEXR */
+    uint32_t nparts;           /* parts in the file; part 0 is the one read */
+} tex_exr_info;
+
+/* Opens `path` and reads its headers (not its pixels). On TEX_OK *out is
+ * yours (free it with tex_exr_close()) and *info describes it. On failure
+ * *out is NULL, nothing leaks, and err says why:
+ *   TEX_ERR_OPEN "cannot open: No such file or directory" (or "Is a
+ *     directory", any errno reason);
+ *   TEX_ERR_FORMAT "not an OpenEXR file", "empty file: not an OpenEXR file";
+ *   TEX_ERR_CORRUPT "truncated: ...", "bad header: <OpenEXR's reason>";
+ *   TEX_ERR_UNSUPPORTED "deep data is not supported", ...;
+ *   TEX_ERR_TOO_LARGE over the limits above; TEX_ERR_NOMEM. */
+tex_result tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_ERR_LEN]);
+void       tex_exr_close(tex_exr *f); /* NULL is a no-op */
+
+/* Size of `level` in pixels. False (and *width, *height untouched) when
+ * level >= info.nlevels. Tiles across: ceil(width / tile_width). */
+bool tex_exr_level_size(const tex_exr *f, uint32_t level, uint32_t *width, uint32_t *height);
+
+/* Reads tile (tx, ty) of `level` of a tiled file into `out`, which holds
+ * tile_width * tile_height * nchannels samples of info.type: rows of
+ * tile_width samples-per-channel, channels interleaved. An edge tile fills
+ * its valid part (top-left) and zeroes the rest. Reads only that tile.
+ * TEX_ERR_INVALID for a scanline file or a level or tile out of range;
+ * TEX_ERR_CORRUPT when the tile is missing or damaged (out is then
+ * unspecified). */
+tex_result tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *out,
+                             char err[TEX_ERR_LEN]);
+
+/* Reads a whole level (scanline files: level 0 only) into *out, allocated
+ * here: the data window placed at the image's top-left, info.nchannels
+ * channels of info.type, srgb false. On TEX_OK free it with
+ * tex_image_free(); on failure out->pixels is NULL. Errors as for
+ * tex_exr_read_tile(), and TEX_ERR_NOMEM. */
+tex_result tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char err[TEX_ERR_LEN]);
+
+/* Header attributes of part 0. A string attribute: true and *value points
+ * into f (valid until tex_exr_close()). A float (or double, converted)
+ * attribute: true and *value set. False, with *value untouched, when
+ * there is no attribute of that name and kind. */
+bool tex_exr_attr_string(const tex_exr *f, const char *name, const char **value);
+bool tex_exr_attr_float(const tex_exr *f, const char *name, float *value);
+
+/* One extra header attribute to write: a string (is_string, s) or a float
+ * (f). Names are 1-31 bytes and may not be one of the attributes OpenEXR
+ * writes itself (channels, compression, dataWindow, ...): TEX_ERR_INVALID.
+ * A repeated name keeps the last value. */
+typedef struct tex_exr_attr {
+    const char *name;
+    bool        is_string;
+    const char *s; /* when is_string; not NULL */
+    float       f; /* otherwise */
+} tex_exr_attr;
+
+/* Writes `img` (TEX_TYPE_HALF or TEX_TYPE_FLOAT, 1-4 channels as Y, YA,
+ * RGB, RGBA; img->srgb is ignored: EXR is linear) as a ZIP-compressed
+ * scanline file whose data and display windows are (0, 0) to (w-1, h-1),
+ * with the extra attributes attrs[0..nattrs-1]. The file is written under
+ * a temporary name in the same folder and renamed over `path`, so a
+ * failure leaves `path` as it was and no temporary file behind.
+ * TEX_ERR_INVALID for a bad image or attribute, TEX_ERR_WRITE with
+ * errno's reason ("cannot write: No space left on device"), TEX_ERR_NOMEM.
+ * Safe concurrently with anything but another write to the same path. */
+tex_result tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
+                                  size_t nattrs, char err[TEX_ERR_LEN]);
+
+/* Writes a ZIP-compressed tiled file of square tiles of `tile_size`
+ * (1..4096) pixels from levels[0..nlevels-1]: nlevels 1 makes a
+ * ONE_LEVEL file; otherwise nlevels must be tex_mip_levels(w, h) and level
+ * i must be max(1, w >> i) x max(1, h >> i), making a MIPMAP_LEVELS file
+ * with ROUND_DOWN sizes (OpenEXR computes the same sizes). Every level has
+ * level 0's type (HALF or FLOAT) and channel count. Attributes,
+ * temporary file and errors as for tex_exr_write_scanline(). */
+tex_result tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
+                               uint32_t tile_size, const tex_exr_attr *attrs, size_t nattrs,
+                               char err[TEX_ERR_LEN]);
+
+#endif

@@ -1,0 +1,120 @@
+/* The texture system: filtered lookups of image files named by ustr.
+ *
+ * Like a production texture cache, it is lazy (a file is opened on its first
+ * lookup), MIP-mapped (levels from the file, or built on load when it has
+ * none), tiled (the cache holds tiles, not images) and bounded in memory
+ * (cold tiles are evicted under max_memory_mb and reloaded on demand).
+ *
+ * Threads: one tex_system per render, shared by every worker; one
+ * tex_thread per worker, never shared. A lookup that finds its tile in the
+ * cache takes no lock and writes no cache line that another thread writes:
+ * the file is found through the thread's microcache or a read-only table
+ * keyed by the ustr pointer, the tile through an atomic pointer, and a tile
+ * being evicted is freed only when no lookup can still be reading it (a
+ * hazard pointer per thread, not a reference count per lookup; unlike
+ * epochs, a preempted reader holds back one tile, not every eviction). */
+#ifndef TEXTURE_H
+#define TEXTURE_H
+
+#include "tex_image.h"
+#include "ustring.h"
+
+#include <stdio.h>
+
+typedef struct tex_system tex_system; /* opaque; one per render */
+typedef struct tex_thread tex_thread; /* opaque; one per worker, never shared */
+
+typedef struct tex_config {     /* zero-initialised means defaults */
+    size_t      max_memory_mb;  /* tile cache cap; 0: 1024 */
+    unsigned    max_open_files; /* tiled files kept open at once; 0: 256 */
+    ustr_table *strings;        /* where UDIM-resolved names are interned; NULL: the global table */
+    /* Called once per file that cannot be used, with the file's name and the
+     * reason (one line); NULL: print "texture: NAME: REASON" on stderr. May
+     * run on any worker thread, never twice for one file. */
+    void (*report)(void *ctx, const char *name, const char *reason);
+    void *report_ctx;
+} tex_config;
+
+/* Creates a texture system. On TEX_OK *out is yours; free it with
+ * tex_system_destroy(). On failure *out is NULL and nothing leaks. */
+tex_result tex_system_create(const tex_config *cfg, tex_system **out);
+/* No lookup may run during or after the call. NULL is a no-op. */
+void tex_system_destroy(tex_system *ts);
+
+/* A worker's context. Create it on the thread that will use it (or hand it
+ * over before the first lookup); destroy it before the system. */
+tex_result tex_thread_create(tex_system *ts, tex_thread **out);
+void       tex_thread_destroy(tex_thread *tc); /* NULL is a no-op; its stats stay counted */
+
+typedef enum tex_filter {
+    TEX_FILTER_BILINEAR = 0, /* bilinear in the MIP level nearest the footprint */
+    TEX_FILTER_CLOSEST,      /* nearest texel of the MIP level nearest the footprint */
+    TEX_FILTER_TRILINEAR,    /* bilinear in the two levels around it, blended */
+    TEX_FILTER_ANISOTROPIC,  /* trilinear probes along the footprint's major axis */
+} tex_filter;
+
+typedef enum tex_wrap {
+    TEX_WRAP_PERIODIC = 0, /* repeat */
+    TEX_WRAP_CLAMP,        /* the edge texel continues */
+    TEX_WRAP_BLACK,        /* outside is 0 (alpha too) */
+    TEX_WRAP_MIRROR,       /* repeat, every other copy flipped */
+} tex_wrap;
+
+typedef struct tex_opts {     /* zero-initialised means defaults */
+    tex_filter filter;        /* default bilinear */
+    tex_wrap   swrap, twrap;  /* default periodic */
+    unsigned   first_channel; /* first channel returned (0: R or Y) */
+    unsigned   nchannels;     /* channels returned, 1-4; 0: 4 */
+    float      fill[4];       /* for channels the file lacks, and missing files */
+    bool       raw;           /* data texture (normals, roughness): no sRGB decoding, and MIP
+                               * levels average stored values (its own cache entry) */
+    unsigned max_anisotropy;  /* probes at most; 0: 8 */
+} tex_opts;
+
+/* Screen-space derivatives of (s, t); all zero means "the finest level". */
+typedef struct tex_derivs {
+    float dsdx, dtdx, dsdy, dtdy;
+} tex_derivs;
+
+/* Filtered lookup of `name` at (s, t), where (0, 0) is the top-left corner
+ * of the image and (1, 1) the bottom-right; writes o->nchannels floats to
+ * result, linear (8- and 16-bit PNG and JPEG colour data are decoded from
+ * sRGB unless o->raw). A grey file gives its value in R, G and B; channels
+ * the file lacks (alpha of a grey or RGB file) give o->fill.
+ *
+ * A name containing "<UDIM>" is resolved per lookup: the integer tile
+ * (u, v) = (floor(s), floor(t)) names the file 1001 + u + 10 v, interned
+ * through the system's string table, and looked up at (s - u, t - v).
+ *
+ * Never fails in a way that stops a render: a missing or unreadable file
+ * gives o->fill, is reported once, and returns its tex_result; TEX_OK
+ * otherwise. Safe concurrently with any other lookup; `tc` belongs to the
+ * calling thread. */
+tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t,
+                      const tex_derivs *d, const tex_opts *o, float *result);
+
+/* What a file looks like, opening it if needed. TEX_OK or its error. */
+typedef struct tex_file_info {
+    uint32_t width, height, nchannels, nlevels;
+    uint32_t tile_width, tile_height;
+    tex_type type;
+    bool     srgb;
+    bool     tiled_on_disk; /* tiles are read one at a time from the file */
+} tex_file_info;
+tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
+
+/* Counters are per thread and merged when read. Safe while lookups run. */
+typedef struct tex_stats {
+    uint64_t lookups;
+    uint64_t microcache_hits; /* file found in the thread's own cache */
+    uint64_t tile_hits, tile_misses;
+    uint64_t tiles_loaded, tiles_evicted;
+    uint64_t bytes_read; /* decoded bytes brought into the cache */
+    uint64_t files_opened, files_closed, file_errors;
+    uint64_t memory, peak_memory; /* bytes of tiles in the cache: now, at most */
+} tex_stats;
+
+void tex_system_stats(tex_system *ts, tex_stats *out);
+void tex_stats_print(const tex_stats *s, const char *prefix, FILE *f);
+
+#endif

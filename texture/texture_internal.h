@@ -1,0 +1,194 @@
+/* Private to texture/: the file table, the tile cache, the samplers. */
+#ifndef TEXTURE_INTERNAL_H
+#define TEXTURE_INTERNAL_H
+
+#include "tex_exr.h"
+#include "texture.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#define TEX__TILE       64 /* tile edge for files that are not tiled on disk */
+#define TEX__MICROCACHE 8  /* files a thread remembers; a power of two */
+#define TEX__CACHE_LINE 64
+
+/* ---- tiles ---- */
+
+typedef struct tex__file tex__file;
+
+/* A tile in memory. Readers reach it through its level's slot and protect
+ * it with their hazard pointer while they read it; the evictor clears the
+ * slot, retires it, and frees it once no hazard pointer names it. */
+typedef struct tex__tile {
+    struct tex__tile *retired_next; /* the retired list; guarded by the cache lock */
+    tex__file        *file;
+    uint32_t          level, index;          /* its slot */
+    size_t            bytes;                 /* all of it, header included */
+    struct tex__tile *ring_next, *ring_prev; /* the clock ring; guarded by the cache lock */
+    _Atomic bool      used; /* the clock's reference bit; readers set it only when clear */
+    alignas(16) unsigned char texels[]; /* tile_w * tile_h * nchannels samples */
+} tex__tile;
+
+typedef struct tex__level {
+    uint32_t              width, height, tiles_x, tiles_y;
+    uint64_t              spill_offset; /* untiled files: where this level's tiles start */
+    _Atomic(tex__tile *) *tiles;        /* tiles_x * tiles_y slots; NULL: not in memory */
+} tex__level;
+
+/* ---- files ---- */
+
+enum { TEX__UNOPENED = 0, TEX__READY, TEX__BROKEN };
+
+typedef enum tex__source {
+    TEX__SOURCE_SPILL, /* decoded once, MIP levels built, tiles in the spill file */
+    TEX__SOURCE_EXR,   /* a tiled EXR, read one tile at a time */
+} tex__source;
+
+struct tex__file {
+    ustr name;
+    /* Opened for data lookups (tex_opts.raw): its MIP levels average the
+     * stored values, not linear light, and lookups do not decode sRGB. A
+     * file used both ways has two entries. */
+    bool raw;
+    /* UNOPENED -> READY or BROKEN, once, under `lock`. Release when set,
+     * acquire when read: whoever sees READY sees everything below. */
+    _Atomic int state;
+    tex_result  error; /* when BROKEN */
+
+    /* Guards opening, and the EXR handle below. Never held during a lookup
+     * that hits; taken before the cache lock, never after it. */
+    pthread_mutex_t lock;
+
+    /* Set before READY, read-only after. */
+    tex_file_info info;
+    tex__source   source;
+    tex__level   *levels;
+    size_t        tile_bytes;                /* texel bytes of a full tile */
+    char         *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
+
+    /* TEX__SOURCE_EXR only; guarded by `lock`. Closed and reopened under
+     * the system's open-file cap. */
+    tex_exr *exr;
+    /* The system's tick at its last tile read, for closing the least
+     * recently used handle; relaxed, written under `lock`, read by others. */
+    _Atomic uint64_t exr_last_use;
+    _Atomic bool     tile_error_reported; /* a tile that failed to read was reported */
+};
+
+/* A table of files keyed by the ustr pointer: lookups take no lock (the
+ * array pointer and slots are atomic; files are never removed before the
+ * system dies); inserts and growth happen under `lock`. Old arrays are kept
+ * until the system is destroyed, so a reader never sees one freed. */
+typedef struct tex__file_array {
+    size_t                  mask;
+    struct tex__file_array *older; /* kept for readers still in it */
+    _Atomic(tex__file *)    slots[];
+} tex__file_array;
+
+/* ---- the system ---- */
+
+struct tex_system {
+    tex_config  cfg;
+    ustr_table *strings;
+    size_t      max_memory; /* bytes */
+
+    pthread_mutex_t            files_lock; /* guards file inserts and growth; alone */
+    _Atomic(tex__file_array *) files;
+    size_t                     nfiles; /* guarded by files_lock */
+
+    /* The tile cache. Memory counts tiles from allocation to free. */
+    /* Guards the ring, the hand and the retired list. Taken after any file
+     * lock, before threads_lock. */
+    pthread_mutex_t cache_lock;
+    tex__tile      *hand;    /* the clock hand: the next tile to look at */
+    tex__tile      *retired; /* evicted, maybe still read under a hazard pointer */
+    _Atomic size_t  memory, peak_memory, resident; /* resident: tiles in slots */
+
+    /* One anonymous file holding the tiles of every untiled texture. */
+    int              spill_fd;
+    _Atomic uint64_t spill_size;
+
+    /* The open-file cap for tiled EXRs. */
+    pthread_mutex_t  handles_lock; /* guards the count; alone */
+    unsigned         open_handles;
+    _Atomic uint64_t tick;
+    _Atomic uint64_t files_closed; /* handles closed by the cap; relaxed: stats */
+
+    pthread_mutex_t    threads_lock; /* guards threads; innermost */
+    struct tex_thread *threads;
+    tex_stats          dead_stats; /* of destroyed threads; guarded by threads_lock */
+};
+
+/* Counters written only by their owner, read by tex_system_stats(). */
+typedef struct tex__counters {
+    _Atomic uint64_t lookups, microcache_hits, tile_hits, tile_misses, tiles_loaded, tiles_evicted,
+        bytes_read, files_opened, files_closed, file_errors;
+} tex__counters;
+
+static inline void
+tex__count(_Atomic uint64_t *c, uint64_t n)
+{
+    /* Relaxed: only the owner writes; readers want a snapshot. A load and a
+     * store, not a locked add. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+typedef struct tex__micro {
+    ustr       name;
+    bool       raw;
+    tex__file *file;
+} tex__micro;
+
+struct tex_thread {
+    /* The tile this thread may be reading: the evictor does not free it.
+     * Written by the owner at each tile it reads, read by the evictor. */
+    alignas(TEX__CACHE_LINE) _Atomic(tex__tile *) hazard;
+    tex_system        *ts;
+    tex__counters      counters;
+    tex__micro         micro[TEX__MICROCACHE];
+    struct tex_thread *next, *prev; /* the system's list; guarded by threads_lock */
+    char               udim_name[1024];
+};
+
+/* read.c: which format a file is, by its first bytes. TEX__FORMAT_UNKNOWN
+ * with *r and err set when it cannot be read or is none of them. */
+typedef enum {
+    TEX__FORMAT_UNKNOWN,
+    TEX__FORMAT_PNG,
+    TEX__FORMAT_JPEG,
+    TEX__FORMAT_EXR
+} tex__format;
+tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
+
+/* files.c */
+tex_result tex__files_init(tex_system *ts);
+void       tex__files_free(tex_system *ts);
+/* The entry for (name, raw), made if new; NULL: out of memory. */
+tex__file  *tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw);
+tex_result  tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f);
+const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
+
+/* tiles.c */
+tex_result tex__cache_init(tex_system *ts);
+void       tex__cache_free(tex_system *ts);
+/* The tile holding texel (x, y) of a level, loaded if needed, and
+ * protected by the thread's hazard pointer until its next call or
+ * tex__tile_release(). NULL: it could not be read (counted, reported). */
+const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
+                               uint32_t x, uint32_t y);
+void             tex__tile_release(tex_thread *tc);
+tex_result       tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t *offset,
+                                  char err[TEX_ERR_LEN]);
+/* Under f->lock, after opening f->exr: counts the handle and closes the
+ * least recently used other one when over the cap. */
+void tex__exr_opened(tex_system *ts, tex__file *f);
+void tex__exr_touch(tex_system *ts, tex__file *f); /* under f->lock, at each tile read */
+void tex__report(tex_system *ts, const char *name, const char *reason);
+
+/* sample.c */
+void tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
+                 const tex_derivs *d, const tex_opts *o, float rgba[4]);
+
+#endif

@@ -1,0 +1,350 @@
+/* The tile cache: tiles load on first touch, from the spill file (untiled
+ * sources, decoded once) or from a tiled EXR; a clock evicts cold tiles
+ * when the cache is over its cap; an evicted tile is freed once no thread's
+ * hazard pointer names it.
+ *
+ * Hazard pointers, why safe (C11 seq_cst total order): a reader stores the
+ * tile in its hazard pointer, then loads the slot again and uses the tile
+ * only if it is still there; the evictor clears the slot, then scans the
+ * hazard pointers. If the reader's second load came before the clear, its
+ * hazard store came before the scan, which sees it; if after, it saw the
+ * slot cleared and did not use the tile. */
+#include "texture_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the spill file ---- */
+
+tex_result
+tex__cache_init(tex_system *ts)
+{
+    pthread_mutex_init(&ts->cache_lock, NULL);
+    pthread_mutex_init(&ts->handles_lock, NULL);
+    const char *dir = getenv("TMPDIR");
+    char        path[4096];
+    snprintf(path, sizeof path, "%s/rt-tiles-XXXXXX", dir && *dir ? dir : "/tmp");
+    ts->spill_fd = mkstemp(path);
+    if (ts->spill_fd < 0)
+        return TEX_ERR_OPEN;
+    unlink(path); /* anonymous: gone with the process, however it ends */
+    return TEX_OK;
+}
+
+static void
+tile_free(tex_system *ts, tex__tile *t)
+{
+    /* Relaxed: a count; the hazard scan ordered the free. */
+    atomic_fetch_sub_explicit(&ts->memory, t->bytes, memory_order_relaxed);
+    free(t);
+}
+
+void
+tex__cache_free(tex_system *ts)
+{
+    while (ts->retired) {
+        tex__tile *next = ts->retired->retired_next;
+        tile_free(ts, ts->retired);
+        ts->retired = next;
+    }
+    tex__tile *t = ts->hand;
+    while (t) {
+        tex__tile *next = t->ring_next == ts->hand ? NULL : t->ring_next;
+        free(t);
+        t = next;
+    }
+    if (ts->spill_fd >= 0)
+        close(ts->spill_fd);
+    pthread_mutex_destroy(&ts->cache_lock);
+    pthread_mutex_destroy(&ts->handles_lock);
+}
+
+tex_result
+tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t *offset,
+                 char err[TEX_ERR_LEN])
+{
+    /* Relaxed: reserves a range; pwrite to disjoint ranges needs no order. */
+    *offset = atomic_fetch_add_explicit(&ts->spill_size, bytes, memory_order_relaxed);
+    for (size_t done = 0; done < bytes;) {
+        ssize_t n =
+            pwrite(ts->spill_fd, (const char *)data + done, bytes - done, (off_t)(*offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(err, TEX_ERR_LEN, "cannot write the tile spill file: %s",
+                     n < 0 ? strerror(errno) : "no space");
+            return TEX_ERR_WRITE;
+        }
+        done += (size_t)n;
+    }
+    return TEX_OK;
+}
+
+/* ---- open EXR handles ---- */
+
+void
+tex__exr_touch(tex_system *ts, tex__file *f)
+{
+    /* Relaxed: an approximate order of uses is all the cap needs. */
+    uint64_t now = atomic_fetch_add_explicit(&ts->tick, 1, memory_order_relaxed);
+    atomic_store_explicit(&f->exr_last_use, now, memory_order_relaxed);
+}
+
+/* The open tiled file used longest ago, other than `keep`; NULL if none. */
+static tex__file *
+lru_handle(tex_system *ts, const tex__file *keep)
+{
+    tex__file *best = NULL;
+    uint64_t   best_use = UINT64_MAX;
+    /* Acquire pairs with the releases in files.c that publish arrays. */
+    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_acquire);
+    for (size_t i = 0; i <= a->mask; i++) {
+        tex__file *f = atomic_load_explicit(&a->slots[i], memory_order_acquire);
+        /* Relaxed: see tex__exr_touch(); a stale value only picks a worse
+         * victim. Files with no handle have stopped being touched. */
+        uint64_t use = f ? atomic_load_explicit(&f->exr_last_use, memory_order_relaxed) : 0;
+        if (f && f != keep && use < best_use &&
+            atomic_load_explicit(&f->state, memory_order_acquire) == TEX__READY &&
+            f->source == TEX__SOURCE_EXR) {
+            best = f;
+            best_use = use;
+        }
+    }
+    return best;
+}
+
+void
+tex__exr_opened(tex_system *ts, tex__file *f)
+{
+    pthread_mutex_lock(&ts->handles_lock);
+    unsigned open = ++ts->open_handles;
+    pthread_mutex_unlock(&ts->handles_lock);
+    tex__exr_touch(ts, f);
+    for (int tries = 0; open > ts->cfg.max_open_files && tries < 8; tries++) {
+        tex__file *victim = lru_handle(ts, f);
+        /* Try only: we hold f->lock, and waiting for another file's lock
+         * while holding ours could deadlock with a thread doing the same. */
+        if (!victim || pthread_mutex_trylock(&victim->lock) != 0)
+            continue;
+        if (victim->exr) {
+            tex_exr_close(victim->exr);
+            victim->exr = NULL;
+            /* Relaxed: as in tex__exr_touch(); parks it at the back. */
+            atomic_store_explicit(&victim->exr_last_use, UINT64_MAX, memory_order_relaxed);
+            /* Relaxed: stats only. */
+            atomic_fetch_add_explicit(&ts->files_closed, 1, memory_order_relaxed);
+            pthread_mutex_lock(&ts->handles_lock);
+            open = --ts->open_handles;
+            pthread_mutex_unlock(&ts->handles_lock);
+        }
+        pthread_mutex_unlock(&victim->lock);
+    }
+}
+
+/* ---- loading ---- */
+
+static bool
+read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index, void *out,
+            char err[TEX_ERR_LEN])
+{
+    const tex__level *lv = &f->levels[level];
+    if (f->source == TEX__SOURCE_SPILL) {
+        uint64_t at = lv->spill_offset + (uint64_t)index * f->tile_bytes;
+        for (size_t done = 0; done < f->tile_bytes;) {
+            ssize_t n =
+                pread(ts->spill_fd, (char *)out + done, f->tile_bytes - done, (off_t)(at + done));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
+                         n < 0 ? strerror(errno) : "unexpected end");
+                return false;
+            }
+            done += (size_t)n;
+        }
+    } else {
+        pthread_mutex_lock(&f->lock);
+        tex_result r = TEX_OK;
+        if (!f->exr) {
+            tex_exr_info info;
+            r = tex_exr_open(f->name, &f->exr, &info, err);
+            if (r == TEX_OK) {
+                tex__count(&tc->counters.files_opened, 1);
+                tex__exr_opened(ts, f);
+            }
+        }
+        if (r == TEX_OK) {
+            tex__exr_touch(ts, f);
+            r = tex_exr_read_tile(f->exr, level, index % lv->tiles_x, index / lv->tiles_x, out,
+                                  err);
+        }
+        pthread_mutex_unlock(&f->lock);
+        if (r != TEX_OK)
+            return false;
+    }
+    tex__count(&tc->counters.bytes_read, f->tile_bytes);
+    return true;
+}
+
+/* Evicts cold tiles until resident memory is under the cap; cache lock held. */
+static void
+evict_locked(tex_system *ts, tex_thread *tc)
+{
+    /* Relaxed: counts; the cache lock orders the ring. */
+    while (ts->hand && atomic_load_explicit(&ts->resident, memory_order_relaxed) > ts->max_memory) {
+        tex__tile *t = ts->hand;
+        ts->hand = t->ring_next;
+        /* Relaxed: the reference bit is a hint; a reader racing with us at
+         * worst keeps a tile one more round or loses it one round early. */
+        if (atomic_load_explicit(&t->used, memory_order_relaxed)) {
+            atomic_store_explicit(&t->used, false, memory_order_relaxed);
+            continue;
+        }
+        if (t->ring_next == t) {
+            ts->hand = NULL;
+        } else {
+            t->ring_prev->ring_next = t->ring_next;
+            t->ring_next->ring_prev = t->ring_prev;
+        }
+        /* seq_cst: the clear of the proof at the top. */
+        atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], NULL,
+                              memory_order_seq_cst);
+        atomic_fetch_sub_explicit(&ts->resident, t->bytes, memory_order_relaxed);
+        t->retired_next = ts->retired;
+        ts->retired = t;
+        tex__count(&tc->counters.tiles_evicted, 1);
+    }
+}
+
+/* Frees the retired tiles no hazard pointer names; cache lock held. At most
+ * one tile per thread stays retired. */
+static void
+reclaim_locked(tex_system *ts)
+{
+    pthread_mutex_lock(&ts->threads_lock);
+    for (tex__tile **link = &ts->retired; *link;) {
+        tex__tile *t = *link;
+        bool       held = false;
+        for (tex_thread *tc = ts->threads; tc && !held; tc = tc->next)
+            /* seq_cst: the scan of the proof at the top. */
+            held = atomic_load_explicit(&tc->hazard, memory_order_seq_cst) == t;
+        if (held) {
+            link = &t->retired_next;
+        } else {
+            *link = t->retired_next;
+            tile_free(ts, t);
+        }
+    }
+    pthread_mutex_unlock(&ts->threads_lock);
+}
+
+static void
+account(tex_system *ts, size_t bytes)
+{
+    /* Relaxed: counters; the peak is a max taken racily but never lost. */
+    size_t now = atomic_fetch_add_explicit(&ts->memory, bytes, memory_order_relaxed) + bytes;
+    size_t peak = atomic_load_explicit(&ts->peak_memory, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&ts->peak_memory, &peak, now,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+static tex__tile *
+tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
+{
+    char       err[TEX_ERR_LEN];
+    size_t     bytes = sizeof(tex__tile) + f->tile_bytes;
+    tex__tile *t = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+    if (!t)
+        return NULL;
+    *t = (tex__tile){.file = f, .level = level, .index = index, .bytes = bytes};
+    account(ts, bytes);
+    if (!read_texels(ts, tc, f, level, index, t->texels, err)) {
+        atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
+        free(t);
+        /* Relaxed: only makes the report once per file. */
+        if (!atomic_exchange_explicit(&f->tile_error_reported, true, memory_order_relaxed))
+            tex__report(ts, f->name, err);
+        return NULL;
+    }
+    atomic_init(&t->used, true);
+
+    pthread_mutex_lock(&ts->cache_lock);
+    _Atomic(tex__tile *) *slot = &f->levels[level].tiles[index];
+    tex__tile            *other = atomic_load_explicit(slot, memory_order_relaxed);
+    if (other) { /* another thread loaded it meanwhile */
+        /* seq_cst, as in protect(); under the cache lock nobody can evict
+         * it before the hazard is up. */
+        atomic_store_explicit(&tc->hazard, other, memory_order_seq_cst);
+        pthread_mutex_unlock(&ts->cache_lock);
+        atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
+        free(t);
+        return other;
+    }
+    if (ts->hand) {
+        t->ring_next = ts->hand;
+        t->ring_prev = ts->hand->ring_prev;
+        t->ring_prev->ring_next = t;
+        ts->hand->ring_prev = t;
+    } else {
+        t->ring_next = t->ring_prev = ts->hand = t;
+    }
+    /* Protected before anyone else can reach it; seq_cst as in protect(). */
+    atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
+    /* Release publishes the texels to readers (acquire in protect()). */
+    atomic_store_explicit(slot, t, memory_order_release);
+    atomic_fetch_add_explicit(&ts->resident, bytes, memory_order_relaxed);
+    tex__count(&tc->counters.tiles_loaded, 1);
+    evict_locked(ts, tc);
+    reclaim_locked(ts);
+    pthread_mutex_unlock(&ts->cache_lock);
+    return t;
+}
+
+/* Loads a slot's tile and protects it with the thread's hazard pointer;
+ * NULL if the slot is empty. */
+static tex__tile *
+protect(tex_thread *tc, _Atomic(tex__tile *) *slot)
+{
+    /* Acquire: pairs with the release in tile_load(); we see the texels. */
+    tex__tile *t = atomic_load_explicit(slot, memory_order_acquire);
+    while (t) {
+        /* seq_cst, store and load: the hazard protocol at the top. */
+        atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
+        tex__tile *again = atomic_load_explicit(slot, memory_order_seq_cst);
+        if (again == t)
+            return t;
+        t = again;
+    }
+    return NULL;
+}
+
+void
+tex__tile_release(tex_thread *tc)
+{
+    /* Release: our reads of the tile happen before an evictor that sees the
+     * hazard gone frees it. */
+    atomic_store_explicit(&tc->hazard, NULL, memory_order_release);
+}
+
+const tex__tile *
+tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t x, uint32_t y)
+{
+    const tex__level *lv = &f->levels[level];
+    uint32_t          index = (y / f->info.tile_height) * lv->tiles_x + x / f->info.tile_width;
+    tex__tile        *t = protect(tc, &lv->tiles[index]);
+    if (t) {
+        tex__count(&tc->counters.tile_hits, 1);
+        /* Relaxed: a hint for the clock. Written only when clear, so a hot
+         * tile's line is not written by every lookup. */
+        if (!atomic_load_explicit(&t->used, memory_order_relaxed))
+            atomic_store_explicit(&t->used, true, memory_order_relaxed);
+        return t;
+    }
+    tex__count(&tc->counters.tile_misses, 1);
+    return tile_load(ts, tc, f, level, index); /* protected by tile_load() */
+}
