@@ -700,6 +700,13 @@ make_header(Imf::Header &h, const tex_image *img, const tex_exr_attr *attrs, siz
     }
     for (size_t i = 0; i < nattrs; i++) {
         const tex_exr_attr *a = &attrs[i];
+        /* A repeated name keeps the last; not through Header::erase(),
+         * which leaks the attribute in OpenEXR 3.1. */
+        bool later = false;
+        for (size_t j = i + 1; j < nattrs && !later; j++)
+            later = strcmp(attrs[j].name, a->name) == 0;
+        if (later)
+            continue;
         if (a->is_string)
             h.insert(a->name, Imf::StringAttribute(a->s));
         else

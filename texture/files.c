@@ -207,6 +207,10 @@ levels_init(tex__file *f, const tex_exr *exr, uint32_t nlevels, uint32_t tw, uin
     f->info.tile_width = tw;
     f->info.tile_height = th;
     f->tile_bytes = (size_t)tw * th * f->info.nchannels * tex_type_size(f->info.type);
+    if (tw > 1 && th > 1 && !(tw & (tw - 1)) && !(th & (th - 1))) {
+        f->tile_shift_x = (uint8_t)__builtin_ctz(tw);
+        f->tile_shift_y = (uint8_t)__builtin_ctz(th);
+    }
     f->levels = calloc(nlevels, sizeof *f->levels);
     if (!f->levels)
         goto nomem;

@@ -4,8 +4,10 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 static float          srgb_u8[256]; /* sRGB-encoded byte -> linear */
+static bool           have_f16c;    /* the CPU converts halves in hardware */
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -13,6 +15,9 @@ srgb_init(void)
 {
     for (int i = 0; i < 256; i++)
         srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
+#if defined(__x86_64__)
+    have_f16c = __builtin_cpu_supports("f16c");
+#endif
 }
 
 /* What one lookup carries between texel fetches: the last tile it used, so
@@ -29,15 +34,15 @@ typedef struct fetch {
 
 /* Wraps integer coordinate x into [0, n); false: outside, under black. */
 static bool
-wrap(int64_t *x, uint32_t n, tex_wrap mode)
+wrap_outside(int64_t *x, uint32_t n, tex_wrap mode)
 {
     int64_t v = *x;
     switch (mode) {
     case TEX_WRAP_CLAMP:
-        *x = v < 0 ? 0 : v >= n ? n - 1 : v;
+        *x = v < 0 ? 0 : n - 1;
         return true;
     case TEX_WRAP_BLACK:
-        return v >= 0 && v < n;
+        return false;
     case TEX_WRAP_MIRROR: {
         int64_t p = 2 * (int64_t)n;
         v %= p;
@@ -53,6 +58,12 @@ wrap(int64_t *x, uint32_t n, tex_wrap mode)
     }
 }
 
+static inline bool
+wrap(int64_t *x, uint32_t n, tex_wrap mode)
+{
+    return (uint64_t)*x < n || wrap_outside(x, n, mode);
+}
+
 /* A float coordinate as a safe integer: huge and NaN values stay finite. */
 static int64_t
 floor_to_int(float v)
@@ -64,7 +75,24 @@ floor_to_int(float v)
     return (int64_t)floorf(v);
 }
 
-static float
+/* binary16 to float without branches for normal and subnormal values: the
+ * exponent is rebiased by a multiply, which also normalises subnormals. */
+static inline float
+half_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)(h & 0x7fff) << 13, sign = (uint32_t)(h & 0x8000) << 16;
+    float    f;
+    memcpy(&f, &bits, sizeof f);
+    f *= 0x1p112f;
+    if ((h & 0x7c00) == 0x7c00) /* inf, NaN */
+        return tex_half_to_float(h);
+    memcpy(&bits, &f, sizeof bits);
+    bits |= sign;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline float
 decode(const void *texels, size_t i, tex_type type, bool srgb)
 {
     switch (type) {
@@ -77,10 +105,105 @@ decode(const void *texels, size_t i, tex_type type, bool srgb)
         return srgb ? tex_srgb_to_linear(v) : v;
     }
     case TEX_TYPE_HALF:
-        return tex_half_to_float(((const uint16_t *)texels)[i]);
+        return half_to_float(((const uint16_t *)texels)[i]);
     default:
         return ((const float *)texels)[i];
     }
+}
+
+/* Up to four halves to floats. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("f16c"))) static void
+halves_f16c(const uint16_t *p, uint32_t n, float v[4])
+{
+    uint16_t h[8] = {0}; /* a copy: reading 4 past a tile's last texel could overrun */
+    memcpy(h, p, n * sizeof *p);
+    _mm_storeu_ps(v, _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)h)));
+}
+#endif
+
+static inline void
+halves(const uint16_t *p, uint32_t n, float v[4])
+{
+#if defined(__x86_64__)
+    if (have_f16c) {
+        halves_f16c(p, n, v);
+        return;
+    }
+#endif
+    for (uint32_t c = 0; c < n; c++)
+        v[c] = half_to_float(p[c]);
+}
+
+/* The texel at sample offset i of a tile as RGBA. The type switch sits
+ * outside the channel loop: this runs four to eight times per lookup. */
+static inline void
+decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
+{
+    const tex_file_info *in = &q->f->info;
+    uint32_t             nc = in->nchannels;
+    float                v[4] = {0, 0, 0, 0};
+    switch (in->type) {
+    case TEX_TYPE_HALF:
+        halves((const uint16_t *)(const void *)tile->texels + i, nc, v);
+        break;
+    case TEX_TYPE_FLOAT:
+        memcpy(v, (const float *)(const void *)tile->texels + i, nc * sizeof(float));
+        break;
+    case TEX_TYPE_U8: {
+        const uint8_t *p = tile->texels + i;
+        for (uint32_t c = 0; c < nc; c++)
+            v[c] = p[c] * (1.0f / 255.0f);
+        if (q->decode_srgb) /* colour channels only; alpha stays as stored */
+            for (uint32_t c = 0; c < (nc == 2 || nc == 4 ? nc - 1 : nc); c++)
+                v[c] = srgb_u8[p[c]];
+        break;
+    }
+    default:
+        for (uint32_t c = 0; c < nc; c++) {
+            bool alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
+            v[c] = decode(tile->texels, i + c, in->type, q->decode_srgb && !alpha);
+        }
+    }
+    if (nc <= 2) { /* grey: the value in R, G and B */
+        rgba[0] = rgba[1] = rgba[2] = v[0];
+        rgba[3] = nc == 2 ? v[1] : q->o->fill[3];
+    } else {
+        rgba[0] = v[0], rgba[1] = v[1], rgba[2] = v[2];
+        rgba[3] = nc == 4 ? v[3] : q->o->fill[3];
+    }
+}
+
+/* Where texel (x, y) lives: its tile's index in the level, and its sample
+ * offset inside the tile. Returns whether (x + 1, y + 1) is in the tile too. */
+static inline bool
+locate(const tex__file *f, const tex__level *lv, uint32_t x, uint32_t y, uint32_t *index,
+       size_t *offset)
+{
+    uint32_t tw = f->info.tile_width, tx, ty, ix, iy;
+    if (f->tile_shift_x) {
+        tx = x >> f->tile_shift_x, ix = x & (tw - 1);
+        ty = y >> f->tile_shift_y, iy = y & (f->info.tile_height - 1);
+    } else {
+        tx = x / tw, ix = x % tw;
+        ty = y / f->info.tile_height, iy = y % f->info.tile_height;
+    }
+    *index = ty * lv->tiles_x + tx;
+    *offset = ((size_t)iy * tw + ix) * f->info.nchannels;
+    return ix + 1 < tw && iy + 1 < f->info.tile_height;
+}
+
+/* The tile `index` of a level, through the lookup's one-tile cache. */
+static inline const tex__tile *
+tile_at(fetch *q, uint32_t level, uint32_t index, uint32_t x, uint32_t y)
+{
+    if (!q->tile || q->level != level || q->index != index) {
+        q->tile = tex__tile_get(q->ts, q->tc, q->f, level, x, y);
+        q->level = level;
+        q->index = index;
+    }
+    return q->tile;
 }
 
 /* Texel (x, y) of a level as linear RGBA, wrap applied. */
@@ -92,32 +215,16 @@ texel(fetch *q, uint32_t level, int64_t x, int64_t y, float rgba[4])
         rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0;
         return;
     }
-    const tex_file_info *in = &q->f->info;
-    uint32_t index = (uint32_t)(y / in->tile_height) * lv->tiles_x + (uint32_t)(x / in->tile_width);
-    if (!q->tile || q->level != level || q->index != index) {
-        q->tile = tex__tile_get(q->ts, q->tc, q->f, level, (uint32_t)x, (uint32_t)y);
-        q->level = level;
-        q->index = index;
-    }
-    if (!q->tile) {
+    uint32_t index;
+    size_t   offset;
+    locate(q->f, lv, (uint32_t)x, (uint32_t)y, &index, &offset);
+    const tex__tile *tile = tile_at(q, level, index, (uint32_t)x, (uint32_t)y);
+    if (!tile) {
         for (int c = 0; c < 4; c++)
             rgba[c] = q->o->fill[c];
         return;
     }
-    uint32_t nc = in->nchannels;
-    size_t i = ((size_t)(y % in->tile_height) * in->tile_width + (size_t)(x % in->tile_width)) * nc;
-    float  v[4] = {0, 0, 0, 0};
-    for (uint32_t c = 0; c < nc; c++) {
-        bool alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
-        v[c] = decode(q->tile->texels, i + c, in->type, q->decode_srgb && !alpha);
-    }
-    if (nc <= 2) { /* grey: the value in R, G and B */
-        rgba[0] = rgba[1] = rgba[2] = v[0];
-        rgba[3] = nc == 2 ? v[1] : q->o->fill[3];
-    } else {
-        rgba[0] = v[0], rgba[1] = v[1], rgba[2] = v[2];
-        rgba[3] = nc == 4 ? v[3] : q->o->fill[3];
-    }
+    decode_rgba(q, tile, offset, rgba);
 }
 
 static void
@@ -138,11 +245,27 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
         fx = 0; /* far outside the image, where float has no fraction left */
     if (!(fy >= 0 && fy <= 1))
         fy = 0;
-    float a[4], b[4], c[4], d[4];
+    float    a[4], b[4], c[4], d[4];
+    uint32_t tw = q->f->info.tile_width, index;
+    size_t   i;
+    /* The usual case: all four texels inside the image and in one tile. */
+    if ((uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
+        locate(q->f, lv, (uint32_t)x0, (uint32_t)y0, &index, &i)) {
+        const tex__tile *tile = tile_at(q, level, index, (uint32_t)x0, (uint32_t)y0);
+        if (tile) {
+            size_t nc = q->f->info.nchannels, row = (size_t)tw * nc;
+            decode_rgba(q, tile, i, a);
+            decode_rgba(q, tile, i + nc, b);
+            decode_rgba(q, tile, i + row, c);
+            decode_rgba(q, tile, i + row + nc, d);
+            goto blend;
+        }
+    }
     texel(q, level, x0, y0, a);
     texel(q, level, x0 + 1, y0, b);
     texel(q, level, x0, y0 + 1, c);
     texel(q, level, x0 + 1, y0 + 1, d);
+blend:
     for (int k = 0; k < 4; k++) {
         float top = a[k] + (b[k] - a[k]) * fx, bottom = c[k] + (d[k] - c[k]) * fx;
         rgba[k] = top + (bottom - top) * fy;

@@ -42,9 +42,9 @@
  * - one chunk (a tile, or a block of scanlines, all channels, unpacked) of
  *   at most TEX_EXR_MAX_CHUNK_BYTES (TEX_ERR_TOO_LARGE), which bounds
  *   OpenEXR's own buffers however many channels a header lists;
- * - a chunk table that fits in the file: 8 bytes per tile of part 0
- *   (TEX_ERR_CORRUPT), so a header cannot make OpenEXR allocate a table
- *   larger than the file.
+ * - a chunk table that fits in the file: 8 bytes per chunk of part 0
+ *   (TEX_ERR_CORRUPT), so the tile tables OpenEXR builds to read a part
+ *   are no larger than the file itself.
  * The largest allocation for a file within these limits is the image that
  * tex_exr_read_image() returns (at most TEX_MAX_PIXELS * 4 channels * 4
  * bytes); OpenEXR's buffers are of the order of one chunk.
@@ -100,12 +100,13 @@ void       tex_exr_close(tex_exr *f); /* NULL is a no-op */
 bool tex_exr_level_size(const tex_exr *f, uint32_t level, uint32_t *width, uint32_t *height);
 
 /* Reads tile (tx, ty) of `level` of a tiled file into `out`, which holds
- * tile_width * tile_height * nchannels samples of info.type: rows of
- * tile_width samples-per-channel, channels interleaved. An edge tile fills
- * its valid part (top-left) and zeroes the rest. Reads only that tile.
+ * tile_width * tile_height * nchannels samples of info.type: tile_height
+ * rows of tile_width pixels, channels interleaved, whatever the tile's
+ * valid size. An edge tile fills its valid part (top-left) and zeroes the
+ * rest. Reads that tile's chunk only: the texture cache's fast path.
  * TEX_ERR_INVALID for a scanline file or a level or tile out of range;
- * TEX_ERR_CORRUPT when the tile is missing or damaged (out is then
- * unspecified). */
+ * TEX_ERR_CORRUPT, "tile (1, 2) of level 0: <reason>", when the tile is
+ * missing or damaged (out then holds zeros or part of the tile). */
 tex_result tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *out,
                              char err[TEX_ERR_LEN]);
 
@@ -140,9 +141,11 @@ typedef struct tex_exr_attr {
  * with the extra attributes attrs[0..nattrs-1]. The file is written under
  * a temporary name in the same folder and renamed over `path`, so a
  * failure leaves `path` as it was and no temporary file behind.
- * TEX_ERR_INVALID for a bad image or attribute, TEX_ERR_WRITE with
- * errno's reason ("cannot write: No space left on device"), TEX_ERR_NOMEM.
- * Safe concurrently with anything but another write to the same path. */
+ * TEX_ERR_INVALID for a bad image or attribute, TEX_ERR_TOO_LARGE over
+ * TEX_MAX_DIM or TEX_MAX_PIXELS, TEX_ERR_WRITE with errno's reason
+ * ("cannot write: No space left on device"), TEX_ERR_NOMEM. Writes may run
+ * concurrently, even to one path: each has its own temporary file, and the
+ * last rename wins. */
 tex_result tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
                                   size_t nattrs, char err[TEX_ERR_LEN]);
 

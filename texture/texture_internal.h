@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 
 #define TEX__TILE       64 /* tile edge for files that are not tiled on disk */
-#define TEX__MICROCACHE 8  /* files a thread remembers; a power of two */
+#define TEX__MICROCACHE 32 /* files a thread remembers; a power of two */
 #define TEX__CACHE_LINE 64
 
 /* ---- tiles ---- */
@@ -64,8 +64,11 @@ struct tex__file {
     tex_file_info info;
     tex__source   source;
     tex__level   *levels;
-    size_t        tile_bytes;                /* texel bytes of a full tile */
-    char         *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
+    size_t        tile_bytes; /* texel bytes of a full tile */
+    /* Power-of-two tile sizes (the usual case) index by shifts, not
+     * divisions; tile_shift_x is 0 when a size is not a power of two. */
+    uint8_t tile_shift_x, tile_shift_y;
+    char   *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
 
     /* TEX__SOURCE_EXR only; guarded by `lock`. Closed and reopened under
      * the system's open-file cap. */

@@ -5,7 +5,7 @@
  * Each case asserts the result and the message: one line, no file name,
  * nothing printed on stderr. Damaged files run one per child process with
  * an alarm, so a crash or a hang names its file. Under AddressSanitizer
- * CMake sets max_allocation_size to TEX_MAX_PIXELS * 4 channels * 4 bytes,
+ * CMake sets max_allocation_size_mb to TEX_MAX_PIXELS * 4 channels * 4 bytes,
  * so an allocation past the documented limits aborts the child. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* wait4() */

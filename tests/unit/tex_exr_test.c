@@ -212,6 +212,8 @@ case_attributes(const char *arg)
         {.name = "rt:empty", .is_string = true, .s = ""},
         {.name = "rt:gain", .f = -0.125f}, /* the last value wins */
         {.name = "owner", .is_string = true, .s = "tests \xc3\xa9t\xc3\xa9"},
+        {.name = "rt:kind", .f = 1},
+        {.name = "rt:kind", .is_string = true, .s = "string now"}, /* of the other kind */
     };
     CHECK_EQ_INT(tex_exr_write_scanline(path, &src, attrs, sizeof attrs / sizeof *attrs, err),
                  TEX_OK);
@@ -226,6 +228,8 @@ case_attributes(const char *arg)
     CHECK_EQ_STR(s, "");
     CHECK(tex_exr_attr_string(f, "owner", &s));
     CHECK_EQ_STR(s, "tests \xc3\xa9t\xc3\xa9");
+    CHECK(tex_exr_attr_string(f, "rt:kind", &s));
+    CHECK_EQ_STR(s, "string now");
     CHECK(tex_exr_attr_float(f, "rt:gain", &v));
     CHECK(v == -0.125f);
     CHECK(tex_exr_attr_float(f, "pixelAspectRatio", &v)); /* OpenEXR's own */

@@ -1,0 +1,313 @@
+/* texture-bench: how fast the texture system filters, per thread count. The
+ * options and the result line are a contract (DESIGN.md):
+ *
+ *   texture-bench threads=T lookups=N secs=S mlookups=R
+ *
+ * N counts every thread's lookups; S is the median of --repeat runs, each
+ * on a new texture system (a cold cache, as a new render would have).
+ *
+ * random:   per lookup, thread t draws s, t and the file (in that order)
+ *           from xorshift64* seeded with (t + 1) * 0x9E3779B97F4A7C15:
+ *           s = (draw >> 11) * 2^-53, t likewise, file = draw % nfiles.
+ * coherent: thread t takes work units u = j T + t; unit u walks the
+ *           256x256 raster of region (u / nfiles) % 16 (a 4x4 grid over the
+ *           texture) of file u % nfiles, at texel steps of 1/1024.
+ * Derivatives are 1/1024 (closest, bilinear) or 1/256 (trilinear).
+ * On stderr: the texture system's statistics for the last run, a checksum
+ * of every result (equal checksums: equal images), and the peak RSS. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "texture.h"
+#include "ustring.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define MAX_LIST 32
+
+typedef struct bench {
+    ustr       *files;
+    unsigned    nfiles;
+    uint64_t    lookups; /* per thread */
+    bool        coherent;
+    tex_filter  filter;
+    float       deriv;
+    size_t      max_memory_mb;
+    int         repeat;
+    tex_system *ts;
+} bench;
+
+typedef struct worker {
+    const bench       *b;
+    pthread_barrier_t *start;
+    unsigned           t, nthreads;
+    double             start_time, end_time, sum;
+    uint64_t           bits;
+    unsigned           errors;
+} worker;
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: texture-bench [--threads T[,T...]] [--lookups M] [--pattern coherent|random]\n"
+          "                     [--filter closest|bilinear|trilinear] [--max-memory-mb N]\n"
+          "                     [--repeat K] FILE...\n"
+          "  --threads LIST     thread counts, one result line each (default 1)\n"
+          "  --lookups M        lookups per thread (default 1000000)\n"
+          "  --pattern P        random (default) or coherent\n"
+          "  --filter F         closest, bilinear (default) or trilinear\n"
+          "  --max-memory-mb N  tile cache cap (default 1024)\n"
+          "  --repeat K         timed runs, each with a cold cache; median reported (3)\n",
+          f);
+}
+
+static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void
+bad_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("texture-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline uint64_t
+xorshift64star(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline float
+unit(uint64_t draw)
+{
+    return (float)((double)(draw >> 11) * 0x1p-53);
+}
+
+static void
+lookup(worker *w, tex_thread *tc, const tex_opts *o, ustr file, float s, float t)
+{
+    const bench *b = w->b;
+    tex_derivs   d = {b->deriv, 0, 0, b->deriv};
+    float        rgb[3];
+    if (tex_lookup(b->ts, tc, file, s, t, &d, o, rgb) != TEX_OK)
+        w->errors++;
+    for (int c = 0; c < 3; c++) {
+        uint32_t bits;
+        memcpy(&bits, &rgb[c], sizeof bits);
+        w->sum += rgb[c];
+        w->bits ^= (uint64_t)bits << (c * 11);
+    }
+}
+
+static void *
+worker_main(void *arg)
+{
+    worker      *w = arg;
+    const bench *b = w->b;
+    tex_thread  *tc;
+    if (tex_thread_create(b->ts, &tc) != TEX_OK) {
+        w->errors++;
+        pthread_barrier_wait(w->start);
+        return NULL;
+    }
+    tex_opts o = {.filter = b->filter, .nchannels = 3};
+    uint64_t x = (w->t + 1) * 0x9E3779B97F4A7C15ULL;
+    pthread_barrier_wait(w->start);
+    w->start_time = now();
+    if (!b->coherent) {
+        for (uint64_t i = 0; i < b->lookups; i++) {
+            float s = unit(xorshift64star(&x)), t = unit(xorshift64star(&x));
+            lookup(w, tc, &o, b->files[xorshift64star(&x) % b->nfiles], s, t);
+        }
+    } else {
+        uint64_t done = 0;
+        for (uint64_t j = 0; done < b->lookups; j++) {
+            uint64_t u = j * w->nthreads + w->t, r = (u / b->nfiles) % 16;
+            ustr     file = b->files[u % b->nfiles];
+            for (uint32_t y = 0; y < 256 && done < b->lookups; y++)
+                for (uint32_t xx = 0; xx < 256 && done < b->lookups; xx++, done++)
+                    lookup(w, tc, &o, file, ((r % 4) * 256 + xx + 0.5f) / 1024,
+                           ((r / 4) * 256 + y + 0.5f) / 1024);
+        }
+    }
+    w->end_time = now();
+    tex_thread_destroy(tc);
+    return NULL;
+}
+
+/* One timed run on a fresh texture system; seconds, first start to last end. */
+static double
+run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
+{
+    tex_config cfg = {.max_memory_mb = b->max_memory_mb};
+    if (tex_system_create(&cfg, &b->ts) != TEX_OK) {
+        fputs("texture-bench: cannot create a texture system\n", stderr);
+        exit(1);
+    }
+    worker           *w = calloc(nthreads, sizeof *w);
+    pthread_t        *tid = calloc(nthreads, sizeof *tid);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, nthreads);
+    for (unsigned t = 0; t < nthreads; t++) {
+        w[t] = (worker){.b = b, .start = &start, .t = t, .nthreads = nthreads};
+        if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0) {
+            fputs("texture-bench: cannot start a thread\n", stderr);
+            exit(1);
+        }
+    }
+    double   first = 0, final = 0;
+    unsigned errors = 0;
+    *sum = 0, *bits = 0;
+    for (unsigned t = 0; t < nthreads; t++) {
+        pthread_join(tid[t], NULL);
+        first = t == 0 || w[t].start_time < first ? w[t].start_time : first;
+        final = w[t].end_time > final ? w[t].end_time : final;
+        errors += w[t].errors;
+        *sum += w[t].sum;
+        *bits ^= w[t].bits;
+    }
+    if (errors) {
+        fprintf(stderr, "texture-bench: %u lookups failed (see the messages above)\n", errors);
+        exit(1);
+    }
+    if (last) {
+        tex_stats s;
+        tex_system_stats(b->ts, &s);
+        tex_stats_print(&s, "  ", stderr);
+    }
+    tex_system_destroy(b->ts);
+    pthread_barrier_destroy(&start);
+    free(w);
+    free(tid);
+    return final - first;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t
+parse_u64(const char *arg, const char *opt, uint64_t max)
+{
+    char              *end;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (*end || arg[0] == '-' || v < 1 || v > max)
+        bad_usage("bad %s '%s' (1..%" PRIu64 ")", opt, arg, max);
+    return v;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"threads", required_argument, NULL, 't'},
+                                             {"lookups", required_argument, NULL, 'l'},
+                                             {"pattern", required_argument, NULL, 'p'},
+                                             {"filter", required_argument, NULL, 'f'},
+                                             {"max-memory-mb", required_argument, NULL, 'm'},
+                                             {"repeat", required_argument, NULL, 'r'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bench                      b = {
+                             .lookups = 1000000, .filter = TEX_FILTER_BILINEAR, .max_memory_mb = 1024, .repeat = 3};
+    unsigned threads[MAX_LIST] = {1};
+    int      nthreads = 1, c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': {
+            nthreads = 0;
+            char *copy = strdup(optarg), *save = NULL;
+            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (nthreads == MAX_LIST)
+                    bad_usage("at most %d thread counts", MAX_LIST);
+                threads[nthreads++] = (unsigned)parse_u64(tok, "--threads", 1024);
+            }
+            free(copy);
+            if (!nthreads)
+                bad_usage("bad --threads '%s'", optarg);
+            break;
+        }
+        case 'l':
+            b.lookups = parse_u64(optarg, "--lookups", (uint64_t)1 << 40);
+            break;
+        case 'p':
+            if (strcmp(optarg, "random") && strcmp(optarg, "coherent"))
+                bad_usage("bad --pattern '%s' (coherent or random)", optarg);
+            b.coherent = strcmp(optarg, "coherent") == 0;
+            break;
+        case 'f':
+            if (!strcmp(optarg, "closest"))
+                b.filter = TEX_FILTER_CLOSEST;
+            else if (!strcmp(optarg, "bilinear"))
+                b.filter = TEX_FILTER_BILINEAR;
+            else if (!strcmp(optarg, "trilinear"))
+                b.filter = TEX_FILTER_TRILINEAR;
+            else
+                bad_usage("bad --filter '%s' (closest, bilinear or trilinear)", optarg);
+            break;
+        case 'm':
+            b.max_memory_mb = parse_u64(optarg, "--max-memory-mb", 1 << 20);
+            break;
+        case 'r':
+            b.repeat = (int)parse_u64(optarg, "--repeat", 63);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind == argc) {
+        usage(stderr);
+        return 2;
+    }
+    b.nfiles = (unsigned)(argc - optind);
+    b.files = malloc(b.nfiles * sizeof *b.files);
+    for (unsigned i = 0; i < b.nfiles; i++)
+        b.files[i] = ustr_intern_cstr(argv[optind + (int)i]);
+    b.deriv = b.filter == TEX_FILTER_TRILINEAR ? 1.0f / 256 : 1.0f / 1024;
+
+    for (int k = 0; k < nthreads; k++) {
+        double   secs[64], sum = 0;
+        uint64_t bits = 0;
+        for (int r = 0; r < b.repeat; r++)
+            secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits);
+        qsort(secs, (size_t)b.repeat, sizeof secs[0], cmp_double);
+        uint64_t n = b.lookups * threads[k];
+        double   median = secs[b.repeat / 2];
+        printf("texture-bench threads=%u lookups=%" PRIu64 " secs=%.4f mlookups=%.3f\n", threads[k],
+               n, median, (double)n / median / 1e6);
+        fflush(stdout);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "  checksum %.6f %016" PRIx64 ", peak RSS %.1f MiB\n", sum, bits,
+                (double)ru.ru_maxrss / 1024);
+    }
+    free(b.files);
+    return 0;
+}
