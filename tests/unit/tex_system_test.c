@@ -375,6 +375,46 @@ case_maketx(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* More tiled files than max_open_files: handles are closed and reopened,
+ * and every lookup still reads the right file. */
+static void
+case_open_files(const char *arg)
+{
+    (void)arg;
+    enum { N = 5 };
+    ustr exr[N];
+    for (int k = 0; k < N; k++) {
+        char png[64], path[512], cmd[1200];
+        snprintf(png, sizeof png, "const%d.png", k);
+        udim_value = 40 * (unsigned)k + 10;
+        ustr src = png_make(png, 64, 64, 1, udim_const);
+        snprintf(path, sizeof path, "%s/const%d.exr", dir, k);
+        snprintf(cmd, sizeof cmd, "'%s' --raw --tile 16 -o '%s' '%s'", MAKETX, path, src);
+        REQUIRE(system(cmd) == 0);
+        exr[k] = ustr_intern_cstr(path);
+    }
+    tex_config  cfg = {.max_open_files = 2};
+    tex_system *ts;
+    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    /* Files in turn, tile by tile: every tile read needs that file's handle,
+     * and the cap of 2 keeps closing the others'. */
+    for (int tile = 0; tile < 16; tile++)
+        for (int k = 0; k < N; k++) {
+            float v =
+                grey(ts, tc, exr[k], (tile % 4 * 16 + 8) / 64.0f, (tile / 4 * 16 + 8) / 64.0f, &o);
+            CHECK(fabsf(v - (40 * k + 10) / 255.0f) < 1e-3f); /* stored as half */
+        }
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    CHECK(s.files_closed >= N - 2); /* the cap closed handles ... */
+    CHECK(s.files_opened > N);      /* ... and they were opened again */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -387,6 +427,7 @@ main(int argc, char **argv)
         {"missing", case_missing},
         {"downsample", case_downsample},
         {"maketx", case_maketx},
+        {"open_files", case_open_files},
         {NULL, NULL},
     };
     REQUIRE(mkdtemp(dir) != NULL);
