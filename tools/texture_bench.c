@@ -104,19 +104,27 @@ unit(uint64_t draw)
     return (float)((double)(draw >> 11) * 0x1p-53);
 }
 
+/* What a thread accumulates: kept on its own stack while it runs (workers
+ * sit side by side in one array, and writing there per lookup would bounce
+ * a cache line between the threads). */
+typedef struct tally {
+    double   sum;
+    uint64_t bits;
+    unsigned errors;
+} tally;
+
 static void
-lookup(worker *w, tex_thread *tc, const tex_opts *o, ustr file, float s, float t)
+lookup(const bench *b, tex_thread *tc, const tex_opts *o, ustr file, float s, float t, tally *k)
 {
-    const bench *b = w->b;
-    tex_derivs   d = {b->deriv, 0, 0, b->deriv};
-    float        rgb[3];
+    tex_derivs d = {b->deriv, 0, 0, b->deriv};
+    float      rgb[3];
     if (tex_lookup(b->ts, tc, file, s, t, &d, o, rgb) != TEX_OK)
-        w->errors++;
+        k->errors++;
     for (int c = 0; c < 3; c++) {
         uint32_t bits;
         memcpy(&bits, &rgb[c], sizeof bits);
-        w->sum += rgb[c];
-        w->bits ^= (uint64_t)bits << (c * 11);
+        k->sum += rgb[c];
+        k->bits ^= (uint64_t)bits << (c * 11);
     }
 }
 
@@ -133,12 +141,13 @@ worker_main(void *arg)
     }
     tex_opts o = {.filter = b->filter, .nchannels = 3};
     uint64_t x = (w->t + 1) * 0x9E3779B97F4A7C15ULL;
+    tally    k = {0};
     pthread_barrier_wait(w->start);
     w->start_time = now();
     if (!b->coherent) {
         for (uint64_t i = 0; i < b->lookups; i++) {
             float s = unit(xorshift64star(&x)), t = unit(xorshift64star(&x));
-            lookup(w, tc, &o, b->files[xorshift64star(&x) % b->nfiles], s, t);
+            lookup(b, tc, &o, b->files[xorshift64star(&x) % b->nfiles], s, t, &k);
         }
     } else {
         uint64_t done = 0;
@@ -147,11 +156,12 @@ worker_main(void *arg)
             ustr     file = b->files[u % b->nfiles];
             for (uint32_t y = 0; y < 256 && done < b->lookups; y++)
                 for (uint32_t xx = 0; xx < 256 && done < b->lookups; xx++, done++)
-                    lookup(w, tc, &o, file, ((r % 4) * 256 + xx + 0.5f) / 1024,
-                           ((r / 4) * 256 + y + 0.5f) / 1024);
+                    lookup(b, tc, &o, file, ((r % 4) * 256 + xx + 0.5f) / 1024,
+                           ((r / 4) * 256 + y + 0.5f) / 1024, &k);
         }
     }
     w->end_time = now();
+    w->sum = k.sum, w->bits = k.bits, w->errors = k.errors;
     tex_thread_destroy(tc);
     return NULL;
 }
