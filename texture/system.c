@@ -122,6 +122,10 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
         o = &defaults;
     unsigned n = o->nchannels && o->nchannels <= 4 ? o->nchannels : 4;
     tex__count(&tc->counters.lookups, 1);
+    if (!name) {
+        fill(o, result, n);
+        return TEX_ERR_INVALID;
+    }
 
     tex__file *f = tex__file_find(ts, tc, name, o->raw);
     if (f && f->udim_prefix) {

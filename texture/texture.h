@@ -87,9 +87,9 @@ typedef struct tex_derivs {
  * through the system's string table, and looked up at (s - u, t - v).
  *
  * Never fails in a way that stops a render: a missing or unreadable file
- * gives o->fill, is reported once, and returns its tex_result; TEX_OK
- * otherwise. Safe concurrently with any other lookup; `tc` belongs to the
- * calling thread. */
+ * gives o->fill, is reported once, and returns its tex_result (a NULL name:
+ * TEX_ERR_INVALID); TEX_OK otherwise. Safe concurrently with any other
+ * lookup; `tc` belongs to the calling thread. */
 tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t,
                       const tex_derivs *d, const tex_opts *o, float *result);
 

@@ -282,9 +282,11 @@ case_missing(const char *arg)
         CHECK_NEAR(rgba[2], 0.3f);
     }
     CHECK_EQ_INT(reports, 1);
+    CHECK_EQ_INT(tex_lookup(ts, tc, NULL, 0.5f, 0.5f, NULL, &o, rgba), TEX_ERR_INVALID);
+    CHECK_NEAR(rgba[0], 0.1f);
     tex_stats s;
     tex_system_stats(ts, &s);
-    CHECK_EQ_U64(s.lookups, 100);
+    CHECK_EQ_U64(s.lookups, 101);
     CHECK_EQ_U64(s.file_errors, 1);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
