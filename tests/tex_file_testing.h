@@ -1,6 +1,7 @@
-/* Helpers shared by the image-file tests (PNG, JPEG): a private temporary
- * folder removed at exit, whole-file reads and writes, message checks, and
- * the skip status. Needs _POSIX_C_SOURCE 200809L (mkdtemp, lstat, dup). */
+/* Helpers shared by the tests that write image files (PNG, JPEG, EXR, the
+ * texture system's): a private temporary folder removed at exit, whole-file
+ * reads and writes, message checks, and the skip status. Needs
+ * _POSIX_C_SOURCE 200809L (mkdtemp, lstat, dup). */
 #ifndef RT_TEST_TEX_FILE_TESTING_H
 #define RT_TEST_TEX_FILE_TESTING_H
 

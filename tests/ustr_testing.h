@@ -1,10 +1,15 @@
 /* Helpers shared by the ustring tests: a table of the strategy a case was
- * given on its command line, and its statistics as a value. */
+ * given on its command line, its statistics as a value, and a clock for the
+ * timed phases of the stress tests. Needs _POSIX_C_SOURCE 200809L
+ * (clock_gettime). */
 #ifndef RT_TEST_USTR_TESTING_H
 #define RT_TEST_USTR_TESTING_H
 
 #include "check.h"
 #include "ustring.h"
+
+#include <stdint.h>
+#include <time.h>
 
 /* The strategy named by a case's argument; stops the case on a bad name. */
 static inline ustr_lock
@@ -32,6 +37,15 @@ ustr_test_stats(ustr_table *t)
     ustr_stats s;
     ustr_table_stats(t, &s);
     return s;
+}
+
+/* Nanoseconds on CLOCK_MONOTONIC; only differences mean anything. */
+static inline uint64_t
+ustr_test_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 #endif

@@ -32,7 +32,6 @@ array_new(size_t cap)
 tex_result
 tex__files_init(tex_system *ts)
 {
-    pthread_mutex_init(&ts->files_lock, NULL);
     tex__file_array *a = array_new(256);
     if (!a)
         return TEX_ERR_NOMEM;
@@ -151,7 +150,7 @@ insert_locked(tex_system *ts, ustr name, bool raw)
 tex__file *
 tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
-    tex__micro *m = &tc->micro[(ustr_hash(name) >> 7) & (TEX__MICROCACHE - 1)];
+    tex__micro *m = &tc->micro[((ustr_hash(name) >> 7) + raw) & (TEX__MICROCACHE - 1)];
     if (m->name == name && m->raw == raw) {
         tex__count(&tc->counters.microcache_hits, 1);
         return m->file;
@@ -311,7 +310,10 @@ open_exr(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
     f->info.type = info.type;
     f->info.tiled_on_disk = true;
     tex__exr_opened(ts, f);
-    return levels_init(f, f->exr, info.nlevels, info.tile_width, info.tile_height, err);
+    r = levels_init(f, f->exr, info.nlevels, info.tile_width, info.tile_height, err);
+    if (r != TEX_OK)
+        tex__exr_close(ts, f);
+    return r;
 }
 
 static tex_result
@@ -329,31 +331,51 @@ open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 tex_result
 tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f)
 {
-    /* Acquire pairs with the release below: READY means the fields are set. */
+    /* Acquire pairs with the releases below: READY means the fields are
+     * set, BROKEN that `error` is. */
     int state = atomic_load_explicit(&f->state, memory_order_acquire);
     if (state == TEX__READY)
         return TEX_OK;
     if (state == TEX__BROKEN)
         return f->error;
+    char err[TEX_ERR_LEN] = "";
+    bool report = false;
     pthread_mutex_lock(&f->lock);
+    /* Relaxed: f->lock orders everything written under it. */
     if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__UNOPENED) {
-        char err[TEX_ERR_LEN] = "";
         if (f->udim_prefix) {
             snprintf(err, sizeof err, "a <UDIM> name is a pattern, not a file");
             f->error = TEX_ERR_INVALID;
         } else {
             f->error = open_file(ts, f, err);
         }
-        if (f->error == TEX_OK) {
-            tex__count(&tc->counters.files_opened, 1);
-        } else {
-            tex__count(&tc->counters.file_errors, 1);
-            tex__report(ts, f->name, err);
-        }
+        report = f->error != TEX_OK;
+        tex__count(report ? &tc->counters.file_errors : &tc->counters.files_opened, 1);
         /* Release publishes the file's fields with its state. */
-        atomic_store_explicit(&f->state, f->error == TEX_OK ? TEX__READY : TEX__BROKEN,
-                              memory_order_release);
+        atomic_store_explicit(&f->state, report ? TEX__BROKEN : TEX__READY, memory_order_release);
+    }
+    tex_result r = f->error;
+    pthread_mutex_unlock(&f->lock);
+    if (report) /* outside the lock: the callback may call back into us */
+        tex__report(ts, f->name, err);
+    return r;
+}
+
+void
+tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err)
+{
+    pthread_mutex_lock(&f->lock);
+    /* Relaxed: f->lock orders it; only a READY file can break. */
+    bool first = atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__READY;
+    if (first) {
+        f->error = r;
+        /* Release: whoever sees BROKEN sees `error`. The file's fields stay
+         * valid for lookups still running on it. */
+        atomic_store_explicit(&f->state, TEX__BROKEN, memory_order_release);
     }
     pthread_mutex_unlock(&f->lock);
-    return f->error;
+    if (first) {
+        tex__count(&tc->counters.file_errors, 1);
+        tex__report(ts, f->name, err);
+    }
 }

@@ -12,9 +12,8 @@
  * that mean lost pixels (see pixels_lost()) make the read fail; the others
  * (an unknown JFIF version, extraneous bytes before a marker) are ignored.
  * Nothing is ever printed. */
-#define _POSIX_C_SOURCE 200809L /* fileno */
-
 #include "tex_image.h"
+#include "tex_io_internal.h"
 
 #include <stdio.h> /* before jpeglib.h, which needs FILE and size_t */
 
@@ -22,11 +21,8 @@
 
 #include <jerror.h> /* after jpeglib.h: its message list depends on JPEG_LIB_VERSION */
 
-#include <errno.h>
 #include <setjmp.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 typedef struct jpeg_job {
     struct jpeg_error_mgr         pub; /* first: libjpeg hands callbacks a pointer to it */
@@ -40,43 +36,6 @@ typedef struct jpeg_job {
     char                          lost_msg[JMSG_LENGTH_MAX]; /* its text */
     char last_msg[JMSG_LENGTH_MAX]; /* output_message()'s text, never printed */
 } jpeg_job;
-
-/* Copies a library message into err, first letter lower-cased unless it
- * starts a capitalised word such as "JPEG". */
-static void
-msg_copy(char *err, const char *prefix, const char *msg)
-{
-    int n = snprintf(err, TEX_ERR_LEN, "%s", prefix);
-    if (n < 0 || n >= TEX_ERR_LEN)
-        return;
-    snprintf(err + n, (size_t)(TEX_ERR_LEN - n), "%s", msg);
-    char *m = err + n;
-    if (m[0] >= 'A' && m[0] <= 'Z' && m[1] >= 'a' && m[1] <= 'z')
-        m[0] = (char)(m[0] - 'A' + 'a');
-    for (char *p = m; *p; p++) /* one line */
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
-/* Opens `path` for reading; a directory is refused here, since fopen()
- * accepts one and only the first read would fail. */
-static FILE *
-file_open(const char *path, char err[TEX_ERR_LEN])
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    int         e = fstat(fileno(f), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (e) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(e));
-        fclose(f);
-        return NULL;
-    }
-    return f;
-}
 
 /* Warnings after which some pixels are not what the file meant. */
 static bool
@@ -126,7 +85,7 @@ on_error_exit(j_common_ptr cinfo)
     } else if (job->lost == JWRN_JPEG_EOF) {
         /* The inserted EOI made the stream look wrong: say why. */
         job->code = TEX_ERR_CORRUPT;
-        msg_copy(job->err, "truncated: ", job->lost_msg);
+        tex__io_message(job->err, "truncated: ", job->lost_msg);
     } else {
         switch (cinfo->err->msg_code) {
         case JERR_INPUT_EMPTY:
@@ -135,21 +94,21 @@ on_error_exit(j_common_ptr cinfo)
             break;
         case JERR_NO_SOI: /* "Not a JPEG file: starts with 0x89 0x50" */
             job->code = TEX_ERR_FORMAT;
-            msg_copy(job->err, "", msg);
+            tex__io_message(job->err, "", msg);
             break;
         case JERR_OUT_OF_MEMORY:
             job->code = TEX_ERR_NOMEM;
-            msg_copy(job->err, "", msg);
+            tex__io_message(job->err, "", msg);
             break;
         case JERR_BAD_PRECISION:   /* 12- or 16-bit samples */
         case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
         case JERR_CONVERSION_NOTIMPL:
             job->code = TEX_ERR_UNSUPPORTED;
-            msg_copy(job->err, "", msg);
+            tex__io_message(job->err, "", msg);
             break;
         default:
             job->code = TEX_ERR_CORRUPT;
-            msg_copy(job->err, "", msg);
+            tex__io_message(job->err, "", msg);
             break;
         }
     }
@@ -227,21 +186,13 @@ jpeg_decode(jpeg_job *job)
 tex_result
 tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    *out = (tex_image){0};
-    err[0] = '\0';
-    if (!path) {
-        snprintf(err, TEX_ERR_LEN, "no file name");
-        return TEX_ERR_INVALID;
-    }
-    FILE *f = file_open(path, err);
-    if (!f)
-        return TEX_ERR_OPEN;
-    jpeg_job *job = calloc(1, sizeof *job);
-    if (!job) {
-        fclose(f);
-        snprintf(err, TEX_ERR_LEN, "out of memory");
+    FILE      *f;
+    tex_result r = tex__io_read_open(path, out, err, &f);
+    if (r != TEX_OK)
+        return r;
+    jpeg_job *job = tex__io_read_state(sizeof *job, f, err);
+    if (!job)
         return TEX_ERR_NOMEM;
-    }
     job->f = f;
     job->err = err;
     jpeg_decode(job);
@@ -250,15 +201,10 @@ tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         snprintf(err, TEX_ERR_LEN, "cannot read: read error");
     } else if (job->code == TEX_OK && job->lost) {
         job->code = TEX_ERR_CORRUPT;
-        msg_copy(err, job->lost == JWRN_JPEG_EOF ? "truncated: " : "", job->lost_msg);
+        tex__io_message(err, job->lost == JWRN_JPEG_EOF ? "truncated: " : "", job->lost_msg);
     }
     jpeg_destroy_decompress(&job->cinfo); /* safe on the zeroed struct if creating failed */
-    fclose(f);
-    tex_result r = job->code;
-    if (r == TEX_OK)
-        *out = job->img;
-    else
-        tex_image_free(&job->img);
+    r = tex__io_read_close(f, job->code, &job->img, out);
     free(job);
     return r;
 }

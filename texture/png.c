@@ -8,6 +8,7 @@
  * on success or failure alike. Warnings are recorded, never printed. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, fileno, fchmod */
 #include "tex_image.h"
+#include "tex_io_internal.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -45,23 +46,6 @@ typedef struct png_job {
     png_byte chunk_type[4];
 } png_job;
 
-/* Copies a library message into err, first letter lower-cased unless it
- * starts a capitalised word such as "IDAT". */
-static void
-msg_copy(char *err, const char *prefix, const char *msg)
-{
-    int n = snprintf(err, TEX_ERR_LEN, "%s", prefix);
-    if (n < 0 || n >= TEX_ERR_LEN)
-        return;
-    snprintf(err + n, (size_t)(TEX_ERR_LEN - n), "%s", msg);
-    char *m = err + n;
-    if (m[0] >= 'A' && m[0] <= 'Z' && m[1] >= 'a' && m[1] <= 'z')
-        m[0] = (char)(m[0] - 'A' + 'a');
-    for (char *p = m; *p; p++) /* one line */
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
 /* A chunk type as text; bytes that are not letters become '?'. */
 static void
 chunk_name(png_uint_32 type, char name[5])
@@ -71,26 +55,6 @@ chunk_name(png_uint_32 type, char name[5])
         name[i] = (char)((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '?');
     }
     name[4] = '\0';
-}
-
-/* Opens `path` for reading; a directory is refused here, since fopen()
- * accepts one and only the first read would fail. */
-static FILE *
-file_open(const char *path, char err[TEX_ERR_LEN])
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    int         e = fstat(fileno(f), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (e) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(e));
-        fclose(f);
-        return NULL;
-    }
-    return f;
 }
 
 /* Reads the rest of the chunk being read when libpng failed, to see
@@ -152,7 +116,8 @@ error_classify(png_job *job, const char *msg)
         size_t     wlen = strlen(job->warning);
         if (wlen > sizeof in - 1 && strcmp(job->warning + wlen - (sizeof in - 1), in) == 0)
             job->warning[wlen - (sizeof in - 1)] = '\0';
-        msg_copy(job->err, "bad IHDR: ", job->warning[0] ? job->warning : "rejected by libpng");
+        const char *why = job->warning[0] ? job->warning : "rejected by libpng";
+        tex__io_message(job->err, "bad IHDR: ", why);
         size_t n = strlen(job->err);
         if (job->have_ihdr)
             snprintf(job->err + n, TEX_ERR_LEN - n,
@@ -173,10 +138,10 @@ error_classify(png_job *job, const char *msg)
         snprintf(job->err, TEX_ERR_LEN, "damaged image data in IDAT chunk: %s", msg + 6);
     } else if (strstr(msg, "memory")) { /* "Out of memory", "Insufficient memory" */
         job->code = TEX_ERR_NOMEM;
-        msg_copy(job->err, "", msg);
+        tex__io_message(job->err, "", msg);
     } else {
         job->code = TEX_ERR_CORRUPT;
-        msg_copy(job->err, "", msg);
+        tex__io_message(job->err, "", msg);
     }
 }
 
@@ -341,27 +306,19 @@ png_decode(png_job *job)
 tex_result
 tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    *out = (tex_image){0};
-    err[0] = '\0';
-    if (!path) {
-        snprintf(err, TEX_ERR_LEN, "no file name");
-        return TEX_ERR_INVALID;
-    }
-    FILE *f = file_open(path, err);
-    if (!f)
-        return TEX_ERR_OPEN;
-    tex_result r = signature_check(f, err);
+    FILE      *f;
+    tex_result r = tex__io_read_open(path, out, err, &f);
+    if (r != TEX_OK)
+        return r;
+    r = signature_check(f, err);
     if (r != TEX_OK) {
         fclose(f);
         return r;
     }
 
-    png_job *job = calloc(1, sizeof *job);
-    if (!job) {
-        fclose(f);
-        snprintf(err, TEX_ERR_LEN, "out of memory");
+    png_job *job = tex__io_read_state(sizeof *job, f, err);
+    if (!job)
         return TEX_ERR_NOMEM;
-    }
     job->f = f;
     job->err = err;
     job->pos = 8; /* the signature */
@@ -373,12 +330,7 @@ tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         error_classify(job, "out of memory");
 
     png_destroy_read_struct(&job->png, &job->info, NULL);
-    fclose(f);
-    r = job->code;
-    if (r == TEX_OK)
-        *out = job->img;
-    else
-        tex_image_free(&job->img);
+    r = tex__io_read_close(f, job->code, &job->img, out);
     free(job);
     return r;
 }

@@ -30,6 +30,7 @@ typedef struct fetch {
     const tex__tile *tile;
     uint32_t         level, index;
     bool             decode_srgb;
+    bool             failed; /* a tile could not be read: fill used */
 } fetch;
 
 /* Wraps integer coordinate x into [0, n); false: outside, under black. */
@@ -222,6 +223,7 @@ texel(fetch *q, uint32_t level, int64_t x, int64_t y, float rgba[4])
     if (!tile) {
         for (int c = 0; c < 4; c++)
             rgba[c] = q->o->fill[c];
+        q->failed = true;
         return;
     }
     decode_rgba(q, tile, offset, rgba);
@@ -249,7 +251,7 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
     uint32_t tw = q->f->info.tile_width, index;
     size_t   i;
     /* The usual case: all four texels inside the image and in one tile. */
-    if ((uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
+    if (x0 >= 0 && y0 >= 0 && (uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
         locate(q->f, lv, (uint32_t)x0, (uint32_t)y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index, (uint32_t)x0, (uint32_t)y0);
         if (tile) {
@@ -277,7 +279,7 @@ static void
 trilinear(fetch *q, float lod, float s, float t, float rgba[4])
 {
     uint32_t last = q->f->info.nlevels - 1;
-    lod = lod < 0 ? 0 : lod > (float)last ? (float)last : lod;
+    lod = !(lod > 0) ? 0 : lod > (float)last ? (float)last : lod; /* NaN: 0 */
     uint32_t l0 = (uint32_t)lod;
     float    w = lod - (float)l0;
     bilinear(q, l0, s, t, rgba);
@@ -298,7 +300,49 @@ nearest_level(const tex__file *f, float lod)
     return l >= (float)(f->info.nlevels - 1) ? f->info.nlevels - 1 : (uint32_t)l;
 }
 
-void
+/* The filter itself: footprint axes major/minor in level-0 texels; a_major
+ * says whether the x derivatives are the major axis. */
+static void
+sample(fetch *q, float major, float minor, bool a_major, float s, float t, const tex_derivs *d,
+       float rgba[4])
+{
+    const tex__file *f = q->f;
+    const tex_opts  *o = q->o;
+    switch (o->filter) {
+    case TEX_FILTER_CLOSEST:
+        closest(q, nearest_level(f, log2f(major)), s, t, rgba);
+        return;
+    case TEX_FILTER_TRILINEAR:
+        trilinear(q, log2f(major), s, t, rgba);
+        return;
+    case TEX_FILTER_ANISOTROPIC: {
+        unsigned max = !o->max_anisotropy ? 8 : o->max_anisotropy > 64 ? 64 : o->max_anisotropy;
+        float    ratio = minor > 0 ? major / minor : (major > 0 ? (float)max : 1);
+        unsigned n = !(ratio < (float)max) ? max : (unsigned)ceilf(ratio); /* NaN: max */
+        if (n <= 1) {
+            trilinear(q, log2f(major), s, t, rgba);
+            return;
+        }
+        /* n trilinear probes spread along the major axis, at the level of
+         * the footprint's width across it. */
+        float ds = a_major ? (d->dsdx) : (d->dsdy), dt = a_major ? (d->dtdx) : (d->dtdy);
+        float sum[4] = {0, 0, 0, 0}, probe[4];
+        for (unsigned i = 0; i < n; i++) {
+            float k = ((float)i + 0.5f) / (float)n - 0.5f;
+            trilinear(q, log2f(major / (float)n), s + ds * k, t + dt * k, probe);
+            for (int c = 0; c < 4; c++)
+                sum[c] += probe[c];
+        }
+        for (int c = 0; c < 4; c++)
+            rgba[c] = sum[c] / (float)n;
+        return;
+    }
+    default:
+        bilinear(q, nearest_level(f, log2f(major)), s, t, rgba);
+    }
+}
+
+bool
 tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, const tex_derivs *d,
             const tex_opts *o, float rgba[4])
 {
@@ -312,36 +356,6 @@ tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, cons
     float la = sqrtf(ax * ax + ay * ay), lb = sqrtf(bx * bx + by * by);
     float major = la > lb ? la : lb, minor = la > lb ? lb : la;
 
-    switch (o->filter) {
-    case TEX_FILTER_CLOSEST:
-        closest(&q, nearest_level(f, log2f(major)), s, t, rgba);
-        return;
-    case TEX_FILTER_TRILINEAR:
-        trilinear(&q, log2f(major), s, t, rgba);
-        return;
-    case TEX_FILTER_ANISOTROPIC: {
-        unsigned max = o->max_anisotropy ? o->max_anisotropy : 8;
-        float    ratio = minor > 0 ? major / minor : (major > 0 ? (float)max : 1);
-        unsigned n = ratio >= (float)max ? max : (unsigned)ceilf(ratio);
-        if (n <= 1) {
-            trilinear(&q, log2f(major), s, t, rgba);
-            return;
-        }
-        /* n trilinear probes spread along the major axis, at the level of
-         * the footprint's width across it. */
-        float ds = la > lb ? (d->dsdx) : (d->dsdy), dt = la > lb ? (d->dtdx) : (d->dtdy);
-        float sum[4] = {0, 0, 0, 0}, probe[4];
-        for (unsigned i = 0; i < n; i++) {
-            float k = ((float)i + 0.5f) / (float)n - 0.5f;
-            trilinear(&q, log2f(major / (float)n), s + ds * k, t + dt * k, probe);
-            for (int c = 0; c < 4; c++)
-                sum[c] += probe[c];
-        }
-        for (int c = 0; c < 4; c++)
-            rgba[c] = sum[c] / (float)n;
-        return;
-    }
-    default:
-        bilinear(&q, nearest_level(f, log2f(major)), s, t, rgba);
-    }
+    sample(&q, major, minor, la > lb, s, t, d, rgba);
+    return !q.failed;
 }

@@ -21,7 +21,12 @@ tex_system_create(const tex_config *cfg, tex_system **out)
         ts->cfg.max_open_files = 256;
     ts->max_memory = ts->cfg.max_memory_mb << 20;
     ts->spill_fd = -1;
+    /* Every lock first, so that destroy after a failure meets no
+     * uninitialised one. */
     pthread_mutex_init(&ts->threads_lock, NULL);
+    pthread_mutex_init(&ts->files_lock, NULL);
+    pthread_mutex_init(&ts->cache_lock, NULL);
+    pthread_mutex_init(&ts->handles_lock, NULL);
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
         r = tex__cache_init(ts);
@@ -58,6 +63,7 @@ tex_thread_create(tex_system *ts, tex_thread **out)
     if (!tc)
         return TEX_ERR_NOMEM;
     memset(tc, 0, sizeof *tc);
+    atomic_init(&tc->hazard, NULL);
     tc->ts = ts;
     pthread_mutex_lock(&ts->threads_lock);
     tc->next = ts->threads;
@@ -82,7 +88,6 @@ counters_add(tex_stats *s, const tex__counters *c)
     ADD(tiles_evicted);
     ADD(bytes_read);
     ADD(files_opened);
-    ADD(files_closed);
     ADD(file_errors);
 #undef ADD
 }
@@ -109,8 +114,9 @@ tex_thread_destroy(tex_thread *tc)
 static void
 fill(const tex_opts *o, float *result, unsigned n)
 {
+    unsigned first = o->first_channel < 4 ? o->first_channel : 4;
     for (unsigned c = 0; c < n; c++)
-        result[c] = o->fill[(o->first_channel + c) < 4 ? o->first_channel + c : 3];
+        result[c] = o->fill[first + c < 4 ? first + c : 3];
 }
 
 tex_result
@@ -143,13 +149,15 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
         return r;
     }
     float rgba[4];
-    tex__sample(ts, tc, f, s, t, d, o, rgba);
+    if (!tex__sample(ts, tc, f, s, t, d, o, rgba))
+        /* Acquire: as in tex__file_ready(); a broken file has its error. */
+        r = atomic_load_explicit(&f->state, memory_order_acquire) == TEX__BROKEN ? f->error
+                                                                                 : TEX_ERR_NOMEM;
     tex__tile_release(tc);
-    for (unsigned c = 0; c < n; c++) {
-        unsigned k = o->first_channel + c;
-        result[c] = k < 4 ? rgba[k] : o->fill[3];
-    }
-    return TEX_OK;
+    unsigned first = o->first_channel < 4 ? o->first_channel : 4; /* no wrap-around */
+    for (unsigned c = 0; c < n; c++)
+        result[c] = first + c < 4 ? rgba[first + c] : o->fill[3];
+    return r;
 }
 
 tex_result

@@ -87,6 +87,7 @@ typedef struct tex_derivs {
  * through the system's string table, and looked up at (s - u, t - v).
  *
  * Never fails in a way that stops a render: a missing or unreadable file
+ * (or one whose tile cannot be read later: it is treated so from then on)
  * gives o->fill, is reported once, and returns its tex_result (a NULL name:
  * TEX_ERR_INVALID); TEX_OK otherwise. Safe concurrently with any other
  * lookup; `tc` belongs to the calling thread. */

@@ -76,7 +76,6 @@ struct tex__file {
     /* The system's tick at its last tile read, for closing the least
      * recently used handle; relaxed, written under `lock`, read by others. */
     _Atomic uint64_t exr_last_use;
-    _Atomic bool     tile_error_reported; /* a tile that failed to read was reported */
 };
 
 /* A table of files keyed by the ustr pointer: lookups take no lock (the
@@ -126,7 +125,7 @@ struct tex_system {
 /* Counters written only by their owner, read by tex_system_stats(). */
 typedef struct tex__counters {
     _Atomic uint64_t lookups, microcache_hits, tile_hits, tile_misses, tiles_loaded, tiles_evicted,
-        bytes_read, files_opened, files_closed, file_errors;
+        bytes_read, files_opened, file_errors;
 } tex__counters;
 
 static inline void
@@ -169,8 +168,11 @@ tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
 tex_result tex__files_init(tex_system *ts);
 void       tex__files_free(tex_system *ts);
 /* The entry for (name, raw), made if new; NULL: out of memory. */
-tex__file  *tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw);
-tex_result  tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f);
+tex__file *tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw);
+tex_result tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f);
+/* A READY file turned out unreadable (a tile failed): BROKEN from now on,
+ * reported once, counted. Lookups already running on it finish safely. */
+void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err);
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
 /* tiles.c */
@@ -188,10 +190,13 @@ tex_result       tex__spill_write(tex_system *ts, const void *data, size_t bytes
  * least recently used other one when over the cap. */
 void tex__exr_opened(tex_system *ts, tex__file *f);
 void tex__exr_touch(tex_system *ts, tex__file *f); /* under f->lock, at each tile read */
+void tex__exr_close(tex_system *ts, tex__file *f); /* under f->lock: close and uncount */
 void tex__report(tex_system *ts, const char *name, const char *reason);
 
 /* sample.c */
-void tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
+/* Filters a lookup into rgba; false when a tile could not be read (its
+ * texels are the fill). */
+bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);
 
 #endif

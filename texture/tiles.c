@@ -12,6 +12,7 @@
 #include "texture_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,7 @@
 tex_result
 tex__cache_init(tex_system *ts)
 {
-    pthread_mutex_init(&ts->cache_lock, NULL);
-    pthread_mutex_init(&ts->handles_lock, NULL);
+
     const char *dir = getenv("TMPDIR");
     char        path[4096];
     snprintf(path, sizeof path, "%s/rt-tiles-XXXXXX", dir && *dir ? dir : "/tmp");
@@ -31,6 +31,7 @@ tex__cache_init(tex_system *ts)
     if (ts->spill_fd < 0)
         return TEX_ERR_OPEN;
     unlink(path); /* anonymous: gone with the process, however it ends */
+    fcntl(ts->spill_fd, F_SETFD, FD_CLOEXEC); /* not inherited by children */
     return TEX_OK;
 }
 
@@ -117,6 +118,22 @@ lru_handle(tex_system *ts, const tex__file *keep)
 }
 
 void
+tex__exr_close(tex_system *ts, tex__file *f)
+{
+    if (!f->exr)
+        return;
+    tex_exr_close(f->exr);
+    f->exr = NULL;
+    /* Relaxed: as in tex__exr_touch(); parks it behind every open handle. */
+    atomic_store_explicit(&f->exr_last_use, UINT64_MAX, memory_order_relaxed);
+    /* Relaxed: stats only. */
+    atomic_fetch_add_explicit(&ts->files_closed, 1, memory_order_relaxed);
+    pthread_mutex_lock(&ts->handles_lock);
+    ts->open_handles--;
+    pthread_mutex_unlock(&ts->handles_lock);
+}
+
+void
 tex__exr_opened(tex_system *ts, tex__file *f)
 {
     pthread_mutex_lock(&ts->handles_lock);
@@ -125,22 +142,20 @@ tex__exr_opened(tex_system *ts, tex__file *f)
     tex__exr_touch(ts, f);
     for (int tries = 0; open > ts->cfg.max_open_files && tries < 8; tries++) {
         tex__file *victim = lru_handle(ts, f);
+        if (!victim)
+            break;
         /* Try only: we hold f->lock, and waiting for another file's lock
-         * while holding ours could deadlock with a thread doing the same. */
-        if (!victim || pthread_mutex_trylock(&victim->lock) != 0)
+         * while holding ours could deadlock with a thread doing the same.
+         * A busy victim is in use: count it as used now, and look on. */
+        if (pthread_mutex_trylock(&victim->lock) != 0) {
+            tex__exr_touch(ts, victim);
             continue;
-        if (victim->exr) {
-            tex_exr_close(victim->exr);
-            victim->exr = NULL;
-            /* Relaxed: as in tex__exr_touch(); parks it at the back. */
-            atomic_store_explicit(&victim->exr_last_use, UINT64_MAX, memory_order_relaxed);
-            /* Relaxed: stats only. */
-            atomic_fetch_add_explicit(&ts->files_closed, 1, memory_order_relaxed);
-            pthread_mutex_lock(&ts->handles_lock);
-            open = --ts->open_handles;
-            pthread_mutex_unlock(&ts->handles_lock);
         }
+        tex__exr_close(ts, victim);
         pthread_mutex_unlock(&victim->lock);
+        pthread_mutex_lock(&ts->handles_lock);
+        open = ts->open_handles;
+        pthread_mutex_unlock(&ts->handles_lock);
     }
 }
 
@@ -171,6 +186,18 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
         if (!f->exr) {
             tex_exr_info info;
             r = tex_exr_open(f->name, &f->exr, &info, err);
+            /* The file may have been replaced (maketx renames over it):
+             * its tiles must still fit what we sized for. */
+            if (r == TEX_OK &&
+                (info.width != f->info.width || info.height != f->info.height ||
+                 info.nchannels != f->info.nchannels || info.type != f->info.type || !info.tiled ||
+                 info.tile_width != f->info.tile_width || info.tile_height != f->info.tile_height ||
+                 info.nlevels != f->info.nlevels)) {
+                tex_exr_close(f->exr);
+                f->exr = NULL;
+                snprintf(err, TEX_ERR_LEN, "changed on disk since it was opened");
+                r = TEX_ERR_CORRUPT;
+            }
             if (r == TEX_OK) {
                 tex__count(&tc->counters.files_opened, 1);
                 tex__exr_opened(ts, f);
@@ -266,9 +293,7 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     if (!read_texels(ts, tc, f, level, index, t->texels, err)) {
         atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
         free(t);
-        /* Relaxed: only makes the report once per file. */
-        if (!atomic_exchange_explicit(&f->tile_error_reported, true, memory_order_relaxed))
-            tex__report(ts, f->name, err);
+        tex__file_break(ts, tc, f, TEX_ERR_CORRUPT, err); /* reported once */
         return NULL;
     }
     atomic_init(&t->used, true);
@@ -346,5 +371,9 @@ tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint
         return t;
     }
     tex__count(&tc->counters.tile_misses, 1);
+    /* Acquire: as in tex__file_ready(). A file that broke since this lookup
+     * began gives no more tiles: its failure is not retried per texel. */
+    if (atomic_load_explicit(&f->state, memory_order_acquire) == TEX__BROKEN)
+        return NULL;
     return tile_load(ts, tc, f, level, index); /* protected by tile_load() */
 }

@@ -33,21 +33,19 @@
 //               rest keep OIIO's defaults.
 // Lookups go through texture(ustring filename, ...), with the names interned
 // once before timing, as texture-bench looks up pre-interned names.
+#include "oiio_bench_util.h"
+
 #include <OpenImageIO/imageio.h>
 #include <OpenImageIO/texture.h>
 #include <OpenImageIO/ustring.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <getopt.h>
-#include <new>
 #include <pthread.h>
 #include <string>
 #include <sys/resource.h>
@@ -56,7 +54,13 @@
 namespace
 {
 
-constexpr int      MAX_LIST = 32;
+using oiio_bench::bad_usage;
+using oiio_bench::die;
+using oiio_bench::MAX_LIST;
+using oiio_bench::now;
+using oiio_bench::parse_threads;
+using oiio_bench::parse_u64;
+
 constexpr int      NCHANNELS = 3; // RGB textures; no fill work for alpha
 constexpr unsigned REGION = 256;  // coherent pattern: a region is 256 x 256 lookups
 constexpr unsigned REGIONS = 4;   // ... on a 4 x 4 grid of regions per texture
@@ -98,13 +102,6 @@ struct Checksum {
     uint64_t xor_bits = 0;
 };
 
-double
-now()
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 void
 usage(FILE *f)
 {
@@ -125,13 +122,6 @@ usage(FILE *f)
                f);
 }
 
-[[noreturn]] void
-die(int status, const std::string &msg)
-{
-    std::fprintf(stderr, "oiio-texture-bench: %s\n", msg.c_str());
-    std::exit(status);
-}
-
 // OIIO's pending error message on one line ("; " between its lines).
 std::string
 oiio_error(const OIIO::TextureSystem *ts)
@@ -144,23 +134,12 @@ oiio_error(const OIIO::TextureSystem *ts)
     return e.empty() ? std::string("cannot be used (no message from OpenImageIO)") : e;
 }
 
-// The contract's generator: xorshift64*, thread t seeded with
-// (t + 1) * 0x9E3779B97F4A7C15.
-inline uint64_t
-xorshift64star(uint64_t &x)
-{
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 // A uniform number in [0, 1) from the top 53 bits of a draw, rounded to
 // float (so it may round up to 1.0f, which periodic wrap maps to 0).
 inline float
 unit_float(uint64_t r)
 {
-    return float(double(r >> 11) * 0x1p-53);
+    return float(bench_unit(r));
 }
 
 OIIO::TextureSystem *
@@ -239,11 +218,11 @@ worker_main(void *arg)
     // so that the thread still ends cleanly and the run can report it.
     try {
         if (!b.coherent) {
-            uint64_t x = (wk->t + 1) * 0x9E3779B97F4A7C15ULL;
+            uint64_t x = bench_seed(wk->t);
             for (uint64_t i = 0; i < m; i++) {
-                float  s = unit_float(xorshift64star(x));
-                float  t = unit_float(xorshift64star(x));
-                size_t file = size_t(xorshift64star(x) % nfiles);
+                float  s = unit_float(bench_xorshift64star(&x));
+                float  t = unit_float(bench_xorshift64star(&x));
+                size_t file = size_t(bench_xorshift64star(&x) % nfiles);
                 lookup(file, s, t);
             }
         } else {
@@ -338,8 +317,7 @@ run_config(const Bench &b, unsigned nthreads)
                          "checksum (%.6f %016" PRIx64 ")\n",
                          nthreads, k + 1, c.sum, c.xor_bits);
     }
-    std::sort(secs.begin(), secs.end());
-    double   median = secs[size_t(b.repeat / 2)]; // as texture-bench picks it
+    double   median = oiio_bench::median(secs); // as texture-bench picks it
     uint64_t n = b.lookups * nthreads;
     std::printf("oiio-texture-bench threads=%u lookups=%" PRIu64 " secs=%.4f mlookups=%.3f\n",
                 nthreads, n, median, double(n) / median / 1e6);
@@ -366,48 +344,6 @@ files_check(const Bench &b)
                          b.files[i].c_str(), spec.nchannels);
     }
     ts_destroy(ts);
-}
-
-[[noreturn]] void
-bad_usage(const std::string &msg)
-{
-    std::fprintf(stderr, "oiio-texture-bench: %s\n", msg.c_str());
-    usage(stderr);
-    std::exit(2);
-}
-
-uint64_t
-parse_u64(const char *arg, const char *opt, uint64_t max)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = std::strtoull(arg, &end, 10);
-    if (errno || *end || arg[0] == '-' || arg[0] == '\0' || v < 1 || v > max)
-        bad_usage(std::string("bad ") + opt + " '" + arg + "' (1.." + std::to_string(max) + ")");
-    return v;
-}
-
-int
-parse_threads(const char *arg, unsigned *out)
-{
-    int         n = 0;
-    std::string s(arg);
-    size_t      pos = 0;
-    for (;;) {
-        size_t      comma = s.find(',', pos);
-        std::string tok =
-            s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        char *end;
-        long  v = std::strtol(tok.c_str(), &end, 10);
-        if (tok.empty() || *end || v < 1 || v > 1024 || n == MAX_LIST)
-            bad_usage(std::string("bad --threads list '") + arg +
-                      "' (1..1024, at most 32 entries)");
-        out[n++] = unsigned(v);
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return n;
 }
 
 int
@@ -490,17 +426,13 @@ run(int argc, char **argv)
 
 } // namespace
 
+const oiio_bench::Tool oiio_bench::tool = {"oiio-texture-bench", usage};
+
 // main: getopt_long; --help -> usage(stdout), exit 0; bad flag or value ->
 // usage(stderr), exit 2; runtime failure -> one line, exit 1. OIIO and the
 // standard library report failure by exception: none escapes.
 int
 main(int argc, char **argv)
 {
-    try {
-        return run(argc, argv);
-    } catch (const std::bad_alloc &) {
-        die(1, "out of memory");
-    } catch (const std::exception &e) {
-        die(1, e.what());
-    }
+    return oiio_bench::main_guarded(run, argc, argv);
 }

@@ -15,13 +15,13 @@
 // not just the first; for the first run this is exactly the contract's line#t#i. Strings interned
 // by earlier runs stay in OIIO's table, so with --new-fraction > 0 later runs see a larger table
 // than ustring-bench's do.
+#include "oiio_bench_util.h"
 #include "texpaths.h"
 
 #include <OpenImageIO/ustring.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -29,7 +29,6 @@
 #include <cstring>
 #include <exception>
 #include <getopt.h>
-#include <new>
 #include <pthread.h>
 #include <string>
 #include <vector>
@@ -37,7 +36,12 @@
 namespace
 {
 
-constexpr int MAX_LIST = 32;
+using oiio_bench::bad_usage;
+using oiio_bench::die;
+using oiio_bench::MAX_LIST;
+using oiio_bench::now;
+using oiio_bench::parse_threads;
+using oiio_bench::parse_u64;
 
 struct Lines {
     std::vector<char>         storage;
@@ -70,13 +74,6 @@ struct Worker {
     double             start_time, end_time; // read by the thread itself
 };
 
-double
-now()
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 void
 usage(FILE *f)
 {
@@ -93,24 +90,6 @@ usage(FILE *f)
                "  --repeat K        timed runs per thread count; the median is reported (3)\n"
                "Same workload as ustring-bench, on OpenImageIO's ustring table.\n",
                f);
-}
-
-[[noreturn]] void
-die(int status, const std::string &msg)
-{
-    std::fprintf(stderr, "oiio-ustring-bench: %s\n", msg.c_str());
-    std::exit(status);
-}
-
-// The contract's generator: xorshift64*, thread t seeded with
-// (t + 1) * 0x9E3779B97F4A7C15.
-inline uint64_t
-xorshift64star(uint64_t &x)
-{
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    return x * 0x2545F4914F6CDD1DULL;
 }
 
 void
@@ -176,7 +155,7 @@ worker_main(void *arg)
     const Bench   &b = *wk->b;
     const Lines   &l = b.lines;
     char           buf[4096];
-    uint64_t       x = (wk->t + 1) * 0x9E3779B97F4A7C15ULL, sum = 0;
+    uint64_t       x = bench_seed(wk->t), sum = 0;
     const double   f = b.new_fraction;
     const bool     same = b.same_string;
     const size_t   nlines = l.size();
@@ -196,10 +175,10 @@ worker_main(void *arg)
     wk->start_time = now();
     try {
         for (uint64_t i = 0; i < ops; i++) {
-            uint64_t    r = xorshift64star(x);
+            uint64_t    r = bench_xorshift64star(&x);
             size_t      k = same ? 0 : size_t(r % nlines);
             const char *p;
-            if (f > 0 && double(r >> 11) * 0x1p-53 < f) {
+            if (f > 0 && bench_unit(r) < f) {
                 size_t n = new_string(buf, sizeof buf, l.s[k], l.len[k], wk->t, wk->first_op + i);
                 p = OIIO::ustring(OIIO::string_view(buf, n)).c_str();
             } else {
@@ -253,52 +232,11 @@ run_config(Bench &b, unsigned nthreads, uint64_t &checksum)
     std::vector<double> secs;
     for (int k = 0; k < b.repeat; k++)
         secs.push_back(run_once(b, nthreads, checksum));
-    std::sort(secs.begin(), secs.end());
-    double   median = secs[size_t(b.repeat / 2)]; // as ustring-bench picks it
+    double   median = oiio_bench::median(secs); // as ustring-bench picks it
     uint64_t ops = b.ops * nthreads;
     std::printf("oiio-ustring-bench threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n", nthreads,
                 ops, median, double(ops) / median / 1e6);
     std::fflush(stdout);
-}
-
-[[noreturn]] void
-bad_usage(const std::string &msg)
-{
-    die(2, msg);
-}
-
-uint64_t
-parse_u64(const char *arg, const char *opt, uint64_t max)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = std::strtoull(arg, &end, 10);
-    if (errno || *end || arg[0] == '-' || v < 1 || v > max)
-        bad_usage(std::string("bad ") + opt + " '" + arg + "' (1.." + std::to_string(max) + ")");
-    return v;
-}
-
-int
-parse_threads(const char *arg, unsigned *out)
-{
-    int         n = 0;
-    std::string s(arg);
-    size_t      pos = 0;
-    for (;;) {
-        size_t      comma = s.find(',', pos);
-        std::string tok =
-            s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        char *end;
-        long  v = std::strtol(tok.c_str(), &end, 10);
-        if (tok.empty() || *end || v < 1 || v > 1024 || n == MAX_LIST)
-            bad_usage(std::string("bad --threads list '") + arg +
-                      "' (1..1024, at most 32 entries)");
-        out[n++] = unsigned(v);
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return n;
 }
 
 int
@@ -385,17 +323,13 @@ run(int argc, char **argv)
 
 } // namespace
 
+const oiio_bench::Tool oiio_bench::tool = {"oiio-ustring-bench", nullptr};
+
 // main: getopt_long; --help -> usage(stdout), exit 0; bad flag -> usage(stderr),
 // exit 2; bad value -> one line, exit 2; runtime failure -> one line, exit 1.
 // OIIO and the standard library report failure by exception: none escapes.
 int
 main(int argc, char **argv)
 {
-    try {
-        return run(argc, argv);
-    } catch (const std::bad_alloc &) {
-        die(1, "out of memory");
-    } catch (const std::exception &e) {
-        die(1, e.what());
-    }
+    return oiio_bench::main_guarded(run, argc, argv);
 }

@@ -17,20 +17,21 @@
  * of every result (equal checksums: equal images), and the peak RSS. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_util.h"
 #include "texture.h"
 #include "ustring.h"
 
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #define MAX_LIST 32
+
+const char bench_prog[] = "texture-bench";
 
 typedef struct bench {
     ustr       *files;
@@ -66,42 +67,6 @@ usage(FILE *f)
           "  --max-memory-mb N  tile cache cap (default 1024)\n"
           "  --repeat K         timed runs, each with a cold cache; median reported (3)\n",
           f);
-}
-
-static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void
-bad_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("texture-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static inline uint64_t
-xorshift64star(uint64_t *x)
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545F4914F6CDD1DULL;
-}
-
-static inline float
-unit(uint64_t draw)
-{
-    return (float)((double)(draw >> 11) * 0x1p-53);
 }
 
 /* What a thread accumulates: kept on its own stack while it runs (workers
@@ -140,14 +105,15 @@ worker_main(void *arg)
         return NULL;
     }
     tex_opts o = {.filter = b->filter, .nchannels = 3};
-    uint64_t x = (w->t + 1) * 0x9E3779B97F4A7C15ULL;
+    uint64_t x = bench_seed(w->t);
     tally    k = {0};
     pthread_barrier_wait(w->start);
-    w->start_time = now();
+    w->start_time = bench_now();
     if (!b->coherent) {
         for (uint64_t i = 0; i < b->lookups; i++) {
-            float s = unit(xorshift64star(&x)), t = unit(xorshift64star(&x));
-            lookup(b, tc, &o, b->files[xorshift64star(&x) % b->nfiles], s, t, &k);
+            float s = (float)bench_unit(bench_xorshift64star(&x));
+            float t = (float)bench_unit(bench_xorshift64star(&x));
+            lookup(b, tc, &o, b->files[bench_xorshift64star(&x) % b->nfiles], s, t, &k);
         }
     } else {
         uint64_t done = 0;
@@ -160,7 +126,7 @@ worker_main(void *arg)
                            ((r / 4) * 256 + y + 0.5f) / 1024, &k);
         }
     }
-    w->end_time = now();
+    w->end_time = bench_now();
     w->sum = k.sum, w->bits = k.bits, w->errors = k.errors;
     tex_thread_destroy(tc);
     return NULL;
@@ -171,20 +137,16 @@ static double
 run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
 {
     tex_config cfg = {.max_memory_mb = b->max_memory_mb};
-    if (tex_system_create(&cfg, &b->ts) != TEX_OK) {
-        fputs("texture-bench: cannot create a texture system\n", stderr);
-        exit(1);
-    }
+    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
+        bench_die("cannot create a texture system");
     worker           *w = calloc(nthreads, sizeof *w);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, nthreads);
     for (unsigned t = 0; t < nthreads; t++) {
         w[t] = (worker){.b = b, .start = &start, .t = t, .nthreads = nthreads};
-        if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0) {
-            fputs("texture-bench: cannot start a thread\n", stderr);
-            exit(1);
-        }
+        if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0)
+            bench_die("cannot start a thread");
     }
     double   first = 0, final = 0;
     unsigned errors = 0;
@@ -197,10 +159,8 @@ run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
         *sum += w[t].sum;
         *bits ^= w[t].bits;
     }
-    if (errors) {
-        fprintf(stderr, "texture-bench: %u lookups failed (see the messages above)\n", errors);
-        exit(1);
-    }
+    if (errors)
+        bench_die("%u lookups failed (see the messages above)", errors);
     if (last) {
         tex_stats s;
         tex_system_stats(b->ts, &s);
@@ -211,23 +171,6 @@ run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
     free(w);
     free(tid);
     return final - first;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static uint64_t
-parse_u64(const char *arg, const char *opt, uint64_t max)
-{
-    char              *end;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (*end || arg[0] == '-' || v < 1 || v > max)
-        bad_usage("bad %s '%s' (1..%" PRIu64 ")", opt, arg, max);
-    return v;
 }
 
 int
@@ -249,23 +192,24 @@ main(int argc, char **argv)
         switch (c) {
         case 't': {
             nthreads = 0;
-            char *copy = strdup(optarg), *save = NULL;
-            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            bench_list list;
+            for (const char *tok = bench_list_first(&list, optarg); tok;
+                 tok = bench_list_next(&list)) {
                 if (nthreads == MAX_LIST)
-                    bad_usage("at most %d thread counts", MAX_LIST);
-                threads[nthreads++] = (unsigned)parse_u64(tok, "--threads", 1024);
+                    bench_bad_usage("at most %d thread counts", MAX_LIST);
+                threads[nthreads++] = (unsigned)bench_parse_u64(tok, "--threads", 1024);
             }
-            free(copy);
+            bench_list_free(&list);
             if (!nthreads)
-                bad_usage("bad --threads '%s'", optarg);
+                bench_bad_usage("bad --threads '%s'", optarg);
             break;
         }
         case 'l':
-            b.lookups = parse_u64(optarg, "--lookups", (uint64_t)1 << 40);
+            b.lookups = bench_parse_u64(optarg, "--lookups", (uint64_t)1 << 40);
             break;
         case 'p':
             if (strcmp(optarg, "random") && strcmp(optarg, "coherent"))
-                bad_usage("bad --pattern '%s' (coherent or random)", optarg);
+                bench_bad_usage("bad --pattern '%s' (coherent or random)", optarg);
             b.coherent = strcmp(optarg, "coherent") == 0;
             break;
         case 'f':
@@ -276,13 +220,13 @@ main(int argc, char **argv)
             else if (!strcmp(optarg, "trilinear"))
                 b.filter = TEX_FILTER_TRILINEAR;
             else
-                bad_usage("bad --filter '%s' (closest, bilinear or trilinear)", optarg);
+                bench_bad_usage("bad --filter '%s' (closest, bilinear or trilinear)", optarg);
             break;
         case 'm':
-            b.max_memory_mb = parse_u64(optarg, "--max-memory-mb", 1 << 20);
+            b.max_memory_mb = bench_parse_u64(optarg, "--max-memory-mb", 1 << 20);
             break;
         case 'r':
-            b.repeat = (int)parse_u64(optarg, "--repeat", 63);
+            b.repeat = (int)bench_parse_u64(optarg, "--repeat", 63);
             break;
         case 'h':
             usage(stdout);
@@ -307,9 +251,8 @@ main(int argc, char **argv)
         uint64_t bits = 0;
         for (int r = 0; r < b.repeat; r++)
             secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits);
-        qsort(secs, (size_t)b.repeat, sizeof secs[0], cmp_double);
         uint64_t n = b.lookups * threads[k];
-        double   median = secs[b.repeat / 2];
+        double   median = bench_median(secs, b.repeat);
         printf("texture-bench threads=%u lookups=%" PRIu64 " secs=%.4f mlookups=%.3f\n", threads[k],
                n, median, (double)n / median / 1e6);
         fflush(stdout);

@@ -8,6 +8,7 @@
  * for every strategy and prints them as tables. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_util.h"
 #include "texpaths.h"
 #include "ustring.h"
 
@@ -15,15 +16,15 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_LIST 32
+
+const char bench_prog[] = "ustring-bench";
 
 typedef struct strings {
     char  **s;
@@ -83,56 +84,6 @@ usage(FILE *f)
           f);
 }
 
-static void vfail(int status, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0), noreturn));
-static void
-vfail(int status, const char *fmt, va_list ap)
-{
-    fputs("ustring-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);
-}
-
-/* A runtime failure: exit 1. */
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void
-die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* A bad command line: exit 2. */
-static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void
-bad_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
-
-/* The contract's generator: xorshift64*, thread t seeded with
- * (t + 1) * 0x9E3779B97F4A7C15. */
-static inline uint64_t
-xorshift64star(uint64_t *x)
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545F4914F6CDD1DULL;
-}
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- strings ---- */
 
 static void
@@ -146,7 +97,7 @@ strings_index(strings *l, size_t size)
     l->s = malloc((n ? n : 1) * sizeof *l->s);
     l->len = malloc((n ? n : 1) * sizeof *l->len);
     if (!l->s || !l->len)
-        die("out of memory");
+        bench_die("out of memory");
     char *p = l->storage, *end = l->storage + size;
     for (l->n = 0; p < end; l->n++) {
         char  *nl = memchr(p, '\n', (size_t)(end - p));
@@ -161,10 +112,8 @@ static void
 strings_read(strings *l, const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "ustring-bench: %s: cannot open: %s\n", path, strerror(errno));
-        exit(1);
-    }
+    if (!f)
+        bench_die("%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, size = 0;
     l->storage = malloc(cap);
     for (size_t got; l->storage && (got = fread(l->storage + size, 1, cap - size, f)) > 0;) {
@@ -173,13 +122,13 @@ strings_read(strings *l, const char *path)
             l->storage = realloc(l->storage, cap *= 2);
     }
     if (!l->storage)
-        die("out of memory");
+        bench_die("out of memory");
     if (ferror(f))
-        die("%s: read error", path);
+        bench_die("%s: read error", path);
     fclose(f);
     strings_index(l, size);
     if (l->n == 0)
-        die("%s: no strings in the file", path);
+        bench_die("%s: no strings in the file", path);
 }
 
 static void
@@ -187,7 +136,7 @@ strings_generate(strings *l, size_t n, uint64_t seed)
 {
     l->storage = malloc(n * (TEXPATH_MAX_LEN + 1));
     if (!l->storage)
-        die("out of memory");
+        bench_die("out of memory");
     size_t size = 0;
     for (size_t i = 0; i < n; i++) {
         size += texpath_make(seed, i, l->storage + size, TEXPATH_MAX_LEN + 1);
@@ -216,7 +165,7 @@ worker_main(void *arg)
     const strings  *l = &wk->b->lines;
     const workload *w = wk->w;
     char           *buf = malloc(4096);
-    uint64_t        x = (wk->t + 1) * 0x9E3779B97F4A7C15ULL, sum = 0;
+    uint64_t        x = bench_seed(wk->t), sum = 0;
 
     /* Warm-up, untimed: the thread's first use of the table registers it,
      * and its caches fill. */
@@ -224,12 +173,12 @@ worker_main(void *arg)
         sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
 
     pthread_barrier_wait(wk->start);
-    wk->start_time = now();
+    wk->start_time = bench_now();
     for (uint64_t i = 0; i < w->ops; i++) {
-        uint64_t r = xorshift64star(&x);
+        uint64_t r = bench_xorshift64star(&x);
         size_t   k = w->same_string ? 0 : (size_t)(r % l->n);
         ustr     u;
-        if (w->new_fraction > 0 && (double)(r >> 11) * 0x1p-53 < w->new_fraction)
+        if (w->new_fraction > 0 && bench_unit(r) < w->new_fraction)
             u = ustr_table_intern(wk->table, buf,
                                   new_string(buf, 4096, l->s[k], l->len[k], wk->t, i));
         else
@@ -240,7 +189,7 @@ worker_main(void *arg)
         }
         sum += (uintptr_t)u;
     }
-    wk->end_time = now();
+    wk->end_time = bench_now();
     wk->checksum = sum;
     free(buf);
     return NULL;
@@ -253,10 +202,10 @@ table_preloaded(const bench *b, ustr_lock lock)
     ustr_config cfg = {.lock = lock, .initial_capacity = b->lines.n};
     ustr_result r = ustr_table_create(&cfg, &t);
     if (r != USTR_OK)
-        die("cannot create a table: %s", ustr_result_str(r));
+        bench_die("cannot create a table: %s", ustr_result_str(r));
     for (size_t i = 0; i < b->lines.n; i++)
         if (!ustr_table_intern(t, b->lines.s[i], b->lines.len[i]))
-            die("cannot intern the strings: %s", strerror(errno));
+            bench_die("cannot intern the strings: %s", strerror(errno));
     return t;
 }
 
@@ -272,12 +221,12 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
     pthread_barrier_t start;
     if (!wk || !tid)
-        die("out of memory");
+        bench_die("out of memory");
     pthread_barrier_init(&start, NULL, nthreads + 1);
     for (unsigned t = 0; t < nthreads; t++) {
         wk[t] = (worker){.b = b, .w = w, .table = table, .start = &start, .t = t};
         if (pthread_create(&tid[t], NULL, worker_main, &wk[t]) != 0)
-            die("cannot start a thread");
+            bench_die("cannot start a thread");
     }
     pthread_barrier_wait(&start);
     bool   failed = false;
@@ -290,7 +239,7 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     }
     double secs = final - first;
     if (failed)
-        die("an intern call failed (out of memory?)");
+        bench_die("an intern call failed (out of memory?)");
     if (last && b->print_stats) {
         ustr_stats s;
         ustr_table_stats(table, &s);
@@ -303,13 +252,6 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     return secs;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Runs one configuration --repeat times, prints its result line and returns
  * the median seconds. */
 static double
@@ -318,8 +260,7 @@ run_config(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads)
     double secs[64];
     for (int k = 0; k < b->repeat; k++)
         secs[k] = run_once(b, w, lock, nthreads, k == b->repeat - 1);
-    qsort(secs, (size_t)b->repeat, sizeof secs[0], cmp_double);
-    double   median = secs[b->repeat / 2];
+    double   median = bench_median(secs, b->repeat);
     uint64_t ops = w->ops * nthreads;
     printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
            ustr_lock_name(lock), nthreads, ops, median, (double)ops / median / 1e6);
@@ -383,18 +324,18 @@ run_workload(const bench *b, const workload *w, bool table)
 static int
 parse_threads(const char *arg, unsigned *out)
 {
-    int   n = 0;
-    char *copy = strdup(arg), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int        n = 0;
+    bench_list list;
+    for (const char *tok = bench_list_first(&list, arg); tok; tok = bench_list_next(&list)) {
         char *end;
         long  v = strtol(tok, &end, 10);
         if (*end || v < 1 || v > 1024 || n == MAX_LIST)
-            bad_usage("bad --threads list '%s' (1..1024, at most 32 entries)", arg);
+            bench_bad_usage("bad --threads list '%s' (1..1024, at most 32 entries)", arg);
         out[n++] = (unsigned)v;
     }
-    free(copy);
+    bench_list_free(&list);
     if (n == 0)
-        bad_usage("bad --threads list '%s'", arg);
+        bench_bad_usage("bad --threads list '%s'", arg);
     return n;
 }
 
@@ -406,28 +347,17 @@ parse_locks(const char *arg, ustr_lock *out)
             out[l] = (ustr_lock)(USTR_LOCK_MUTEX + l);
         return USTR_LOCK_COUNT;
     }
-    int   n = 0;
-    char *copy = strdup(arg), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int        n = 0;
+    bench_list list;
+    for (const char *tok = bench_list_first(&list, arg); tok; tok = bench_list_next(&list)) {
         if (n == MAX_LIST || ustr_lock_parse(tok, &out[n]) != USTR_OK)
-            bad_usage(
+            bench_bad_usage(
                 "unknown lock strategy '%s' (mutex, spin, rwspin, sharded, lockfree, default)",
                 tok);
         n++;
     }
-    free(copy);
+    bench_list_free(&list);
     return n;
-}
-
-static uint64_t
-parse_u64(const char *arg, const char *opt, uint64_t max)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (errno || *end || arg[0] == '-' || v < 1 || v > max)
-        bad_usage("bad %s '%s' (1..%" PRIu64 ")", opt, arg, max);
-    return v;
 }
 
 int
@@ -458,22 +388,22 @@ main(int argc, char **argv)
             strings_file = optarg;
             break;
         case 'g':
-            generate = parse_u64(optarg, "--generate", TEXPATH_UNIQUE_MAX);
+            generate = bench_parse_u64(optarg, "--generate", TEXPATH_UNIQUE_MAX);
             break;
         case 's':
-            seed = parse_u64(optarg, "--seed", UINT64_MAX);
+            seed = bench_parse_u64(optarg, "--seed", UINT64_MAX);
             break;
         case 't':
             b.nthreads = parse_threads(optarg, b.threads);
             break;
         case 'o':
-            ops = parse_u64(optarg, "--ops", (uint64_t)1 << 40);
+            ops = bench_parse_u64(optarg, "--ops", (uint64_t)1 << 40);
             break;
         case 'f': {
             char *end;
             w.new_fraction = strtod(optarg, &end);
             if (*end || !(w.new_fraction >= 0 && w.new_fraction <= 1))
-                bad_usage("bad --new-fraction '%s' (0..1)", optarg);
+                bench_bad_usage("bad --new-fraction '%s' (0..1)", optarg);
             break;
         }
         case '1':
@@ -483,7 +413,7 @@ main(int argc, char **argv)
             b.nlocks = parse_locks(optarg, b.locks);
             break;
         case 'r':
-            b.repeat = (int)parse_u64(optarg, "--repeat", 63);
+            b.repeat = (int)bench_parse_u64(optarg, "--repeat", 63);
             break;
         case 'x':
             scale = true;
@@ -520,7 +450,7 @@ main(int argc, char **argv)
         run_workload(&b, &w, false);
     } else {
         if (b.threads[0] != 1)
-            bad_usage("--scale needs 1 as the first thread count (the baseline)");
+            bench_bad_usage("--scale needs 1 as the first thread count (the baseline)");
         /* New strings cost ten times a lookup and stay in memory: those
          * workloads run a fifth of the operations. */
         uint64_t few = ops >= 5 ? ops / 5 : 1;

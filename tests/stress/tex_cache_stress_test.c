@@ -3,6 +3,8 @@
  * lookup must return the exact texel while tiles are evicted, retired and
  * reloaded underneath it. */
 #include "check.h"
+#include "tex_exr.h"
+#include "tex_file_testing.h"
 #include "texture.h"
 #include "ustring.h"
 
@@ -13,7 +15,7 @@
 
 enum { SIZE = 512, NTEX = 3, LOOKUPS = 6000 };
 
-static char        dir[] = "/tmp/tex_cache_stress.XXXXXX";
+static const char *dir; /* tex_test_dir() */
 static ustr        names[NTEX];
 static tex_system *ts;
 
@@ -132,17 +134,219 @@ case_evict_32(const char *arg)
     run(32);
 }
 
+/* ---- filtered lookups, tiled EXRs and the open-file cap ---- */
+
+/* Filters that move between tiles and levels within one lookup (bilinear
+ * across a tile edge, trilinear, anisotropic probes) hand the thread's one
+ * hazard pointer from tile to tile; each result must equal, bit for bit,
+ * the one a single thread computes with a cache that never evicts. */
+enum { NSPECS = 2048, NEXR = 4, EXR_SIZE = 256 };
+
+typedef struct spec {
+    ustr       name;
+    float      s, t;
+    tex_derivs d;
+    tex_opts   o;
+    float      want[4];
+} spec;
+
+static spec *specs;
+static ustr  exr_names[NEXR];
+
+static void
+exr_textures_make(void)
+{
+    char err[TEX_ERR_LEN];
+    for (int k = 0; k < NEXR; k++) {
+        tex_image levels[TEX_EXR_MAX_LEVELS];
+        uint32_t  n = tex_mip_levels(EXR_SIZE, EXR_SIZE);
+        REQUIRE(tex_image_alloc(&levels[0], EXR_SIZE, EXR_SIZE, 4, TEX_TYPE_HALF, err) == TEX_OK);
+        uint16_t *p = levels[0].pixels;
+        for (uint32_t y = 0; y < EXR_SIZE; y++)
+            for (uint32_t x = 0; x < EXR_SIZE; x++)
+                for (uint32_t c = 0; c < 4; c++)
+                    p[((size_t)y * EXR_SIZE + x) * 4 + c] = tex_float_to_half(value(k, x, y, c));
+        for (uint32_t l = 1; l < n; l++)
+            REQUIRE(tex_image_downsample(&levels[l - 1], &levels[l], err) == TEX_OK);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/t%d.exr", dir, k);
+        /* 32x32 RGBA halves: 8 KiB tiles, about 90 per file with its levels. */
+        REQUIRE(tex_exr_write_tiled(path, levels, n, 32, NULL, 0, err) == TEX_OK);
+        for (uint32_t l = 0; l < n; l++)
+            tex_image_free(&levels[l]);
+        exr_names[k] = ustr_intern_cstr(path);
+    }
+}
+
+static float
+unit_rand(uint64_t *x)
+{
+    *x ^= *x >> 12, *x ^= *x << 25, *x ^= *x >> 27;
+    return (float)((*x * 0x2545F4914F6CDD1DULL) >> 40) / (float)(1 << 24);
+}
+
+/* NSPECS lookups over `from`, and their results through a system whose cap
+ * holds every tile. */
+static void
+specs_make(const ustr *from, int nfrom)
+{
+    specs = calloc(NSPECS, sizeof *specs);
+    REQUIRE(specs != NULL);
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < NSPECS; i++) {
+        spec *p = &specs[i];
+        p->name = from[(int)(unit_rand(&x) * (float)nfrom) % nfrom];
+        p->s = unit_rand(&x) * 1.2f - 0.1f;
+        p->t = unit_rand(&x) * 1.2f - 0.1f;
+        float scale = unit_rand(&x) < 0.3f ? 0 : 0.1f * unit_rand(&x) * unit_rand(&x);
+        p->d = (tex_derivs){scale * unit_rand(&x), scale * (unit_rand(&x) - 0.5f),
+                            scale * (unit_rand(&x) - 0.5f) * 0.2f, scale * unit_rand(&x) * 0.2f};
+        p->o = (tex_opts){.filter = (tex_filter)(i % 4),
+                          .swrap = (tex_wrap)((i / 4) % 4),
+                          .twrap = (tex_wrap)((i / 16) % 4),
+                          .raw = (i / 64) % 2 == 0};
+    }
+    tex_system *ref;
+    tex_thread *tc;
+    REQUIRE(tex_system_create(NULL, &ref) == TEX_OK);
+    REQUIRE(tex_thread_create(ref, &tc) == TEX_OK);
+    for (int i = 0; i < NSPECS; i++) {
+        spec *p = &specs[i];
+        REQUIRE(tex_lookup(ref, tc, p->name, p->s, p->t, &p->d, &p->o, p->want) == TEX_OK);
+    }
+    tex_stats st;
+    tex_system_stats(ref, &st);
+    REQUIRE(st.tiles_evicted == 0);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ref);
+}
+
+typedef struct filter_worker {
+    pthread_t          thread;
+    unsigned           id, lookups, churn; /* churn: a new tex_thread every `churn` lookups */
+    unsigned           wrong, failed;
+    pthread_barrier_t *start;
+} filter_worker;
+
+static void *
+filter_worker_main(void *arg)
+{
+    filter_worker *w = arg;
+    tex_thread    *tc;
+    if (tex_thread_create(ts, &tc) != TEX_OK) {
+        w->failed++;
+        return NULL;
+    }
+    uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
+    pthread_barrier_wait(w->start);
+    for (unsigned i = 0; i < w->lookups; i++) {
+        if (w->churn && i % w->churn == w->churn - 1) {
+            tex_thread_destroy(tc);
+            if (tex_thread_create(ts, &tc) != TEX_OK) {
+                w->failed++;
+                return NULL;
+            }
+        }
+        const spec *p = &specs[(unsigned)(unit_rand(&x) * NSPECS) % NSPECS];
+        float       got[4];
+        if (tex_lookup(ts, tc, p->name, p->s, p->t, &p->d, &p->o, got) != TEX_OK) {
+            w->failed++;
+            continue;
+        }
+        if (memcmp(got, p->want, sizeof got) != 0 && w->wrong++ < 5)
+            fprintf(stderr, "  %s (%g, %g) filter %d: %g %g %g %g, want %g %g %g %g\n", p->name,
+                    p->s, p->t, p->o.filter, got[0], got[1], got[2], got[3], p->want[0], p->want[1],
+                    p->want[2], p->want[3]);
+    }
+    tex_thread_destroy(tc);
+    return NULL;
+}
+
+static void
+filters_run(const tex_config *cfg, unsigned nthreads, unsigned lookups, unsigned churn,
+            tex_stats *out)
+{
+    REQUIRE(tex_system_create(cfg, &ts) == TEX_OK);
+    filter_worker    *w = calloc(nthreads, sizeof *w);
+    pthread_barrier_t start;
+    REQUIRE(w != NULL);
+    pthread_barrier_init(&start, NULL, nthreads);
+    for (unsigned i = 0; i < nthreads; i++) {
+        w[i] = (filter_worker){.id = i, .lookups = lookups, .churn = churn, .start = &start};
+        REQUIRE(pthread_create(&w[i].thread, NULL, filter_worker_main, &w[i]) == 0);
+    }
+    unsigned wrong = 0, failed = 0;
+    for (unsigned i = 0; i < nthreads; i++) {
+        pthread_join(w[i].thread, NULL);
+        wrong += w[i].wrong;
+        failed += w[i].failed;
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(failed, 0);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    CHECK_EQ_U64(s.lookups, (uint64_t)nthreads * lookups);
+    CHECK(s.tiles_evicted > 0);
+    /* Over the cap by at most the tiles being read and the retired ones
+     * hazard pointers hold: a few per thread. */
+    CHECK(s.peak_memory < (cfg->max_memory_mb << 20) + (size_t)nthreads * 3 * 17000);
+    tex_stats_print(&s, "  ", stderr);
+    pthread_barrier_destroy(&start);
+    free(w);
+    tex_system_destroy(ts);
+    free(specs);
+    *out = s;
+}
+
+/* PNGs (tiles from the spill file), sRGB-decoded and raw. */
+static void
+case_filters(const char *arg)
+{
+    (void)arg;
+    specs_make(names, NTEX);
+    tex_config cfg = {.max_memory_mb = 1};
+    tex_stats  s;
+    filters_run(&cfg, 8, 1500, 0, &s);
+}
+
+/* Tiled EXRs read tile by tile, with an open-file cap below the file count,
+ * so handles are closed (trylock on the victim's lock) while other threads
+ * read tiles of the victim and reopen it. */
+static void
+case_exr_handles(const char *arg)
+{
+    (void)arg;
+    exr_textures_make();
+    specs_make(exr_names, NEXR);
+    tex_config cfg = {.max_memory_mb = 1, .max_open_files = 2};
+    tex_stats  s;
+    filters_run(&cfg, 8, 1500, 0, &s);
+    CHECK(s.files_closed > 0);              /* the cap closed handles ... */
+    CHECK(s.files_opened > s.files_closed); /* ... and they were reopened */
+}
+
+/* Workers destroy and recreate their tex_thread every few lookups while
+ * others evict: the hazard scan walks the thread list under threads_lock. */
+static void
+case_thread_churn(const char *arg)
+{
+    (void)arg;
+    specs_make(names, NTEX);
+    tex_config cfg = {.max_memory_mb = 1};
+    tex_stats  s;
+    filters_run(&cfg, 8, 1200, 37, &s);
+}
+
 int
 main(int argc, char **argv)
 {
-    static const rt_test_case cases[] = {
-        {"evict", case_evict}, {"evict_32", case_evict_32}, {NULL, NULL}};
-    REQUIRE(mkdtemp(dir) != NULL);
+    static const rt_test_case cases[] = {{"evict", case_evict},
+                                         {"evict_32", case_evict_32},
+                                         {"filters", case_filters},
+                                         {"exr_handles", case_exr_handles},
+                                         {"thread_churn", case_thread_churn},
+                                         {NULL, NULL}};
+    dir = tex_test_dir();
     textures_make();
-    int  rc = rt_test_main(cases, argc, argv);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return rt_test_main(cases, argc, argv);
 }

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "ustr_rwspin.h"
 #include "ustr_spin.h"
+#include "ustr_testing.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -42,20 +43,12 @@ sleep_ms(long ms)
         ;
 }
 
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits at `start`, then returns when this thread's run ends. */
 static uint64_t
 run_start(pthread_barrier_t *start)
 {
     pthread_barrier_wait(start);
-    return now_ns() + (uint64_t)RUN_MS * 1000000u;
+    return ustr_test_now_ns() + (uint64_t)RUN_MS * 1000000u;
 }
 
 /* Whether to take the lock for time number i: at least MIN_ITERS times, then
@@ -63,7 +56,7 @@ run_start(pthread_barrier_t *start)
 static bool
 run_more(uint64_t end, long i)
 {
-    return i < MIN_ITERS || i % 64 != 0 || now_ns() < end;
+    return i < MIN_ITERS || i % 64 != 0 || ustr_test_now_ns() < end;
 }
 
 /* Waits until *flag is nonzero; false after about 10 s. */

@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A racing phase lasts about RUN_MS whatever the build (a native run does
  * far more calls than a TSan one), but every thread makes at least MIN_OPS
@@ -108,20 +107,12 @@ struct harness {
     worker            w[THREADS];
 };
 
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits at the start barrier and starts the thread's clock. */
 static void
 worker_start(worker *w, pthread_barrier_t *start)
 {
     pthread_barrier_wait(start);
-    w->end = now_ns() + (uint64_t)RUN_MS * 1000000u;
+    w->end = ustr_test_now_ns() + (uint64_t)RUN_MS * 1000000u;
 }
 
 /* Whether to make call number i (from 0): at least MIN_OPS, then until time
@@ -129,7 +120,7 @@ worker_start(worker *w, pthread_barrier_t *start)
 static bool
 worker_more(const worker *w, long i)
 {
-    return i < MIN_OPS || i % 64 != 0 || now_ns() < w->end;
+    return i < MIN_OPS || i % 64 != 0 || ustr_test_now_ns() < w->end;
 }
 
 /* Records `u` for index `k`: a second, different pointer is a flip. */

@@ -4,6 +4,7 @@
  * textures are PNGs the test writes itself into a fresh temporary folder. */
 #include "check.h"
 #include "tex_exr.h"
+#include "tex_file_testing.h"
 #include "texture.h"
 #include "ustring.h"
 
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/tex_system_test.XXXXXX";
+static const char *dir; /* tex_test_dir() */
 
 /* Writes a U8 PNG whose texel (x, y), channel c is value(x, y, c). */
 static ustr
@@ -417,6 +418,217 @@ case_open_files(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* ---- tiled EXRs the test writes itself, and bad input to lookups ---- */
+
+/* Writes a tiled MIP-mapped EXR of `type` whose level-0 texel (x, y),
+ * channel c is value(x, y, c) (integers below 2048 are exact in half). */
+static ustr
+exr_make(const char *name, uint32_t w, uint32_t h, uint32_t nc, tex_type type, uint32_t tile,
+         unsigned (*value)(uint32_t x, uint32_t y, uint32_t c))
+{
+    char      path[512], err[TEX_ERR_LEN];
+    tex_image levels[TEX_EXR_MAX_LEVELS];
+    uint32_t  n = tex_mip_levels(w, h);
+    REQUIRE(tex_image_alloc(&levels[0], w, h, nc, TEX_TYPE_FLOAT, err) == TEX_OK);
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (uint32_t c = 0; c < nc; c++)
+                ((float *)levels[0].pixels)[((size_t)y * w + x) * nc + c] = (float)value(x, y, c);
+    if (type != TEX_TYPE_FLOAT) {
+        tex_image conv;
+        REQUIRE(tex_image_convert(&levels[0], type, false, &conv, err) == TEX_OK);
+        tex_image_free(&levels[0]);
+        levels[0] = conv;
+    }
+    for (uint32_t l = 1; l < n; l++)
+        REQUIRE(tex_image_downsample(&levels[l - 1], &levels[l], err) == TEX_OK);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    tex_result r = tex_exr_write_tiled(path, levels, n, tile, NULL, 0, err);
+    if (r != TEX_OK)
+        fprintf(stderr, "%s: %s\n", path, err);
+    REQUIRE(r == TEX_OK);
+    for (uint32_t l = 0; l < n; l++)
+        tex_image_free(&levels[l]);
+    return ustr_intern_cstr(path);
+}
+
+static unsigned
+ramp_xy(uint32_t x, uint32_t y, uint32_t c)
+{
+    return x + 2 * y + 300 * c; /* < 2048: exact in half */
+}
+
+/* Tiles whose size is not a power of two (maketx --tile 8..1024 allows
+ * them): a bilinear tap whose top-left texel is at x = -1 or y = -1 (any
+ * s < 0.5 / width, or t < 0.5 / height; every coarse level) must wrap, not
+ * be taken for an in-tile tap. */
+static void
+case_exr_npot_tiles(const char *arg)
+{
+    (void)arg;
+    ustr        name = exr_make("npot.exr", 96, 80, 1, TEX_TYPE_HALF, 48, ramp_xy);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_file_info info;
+    REQUIRE(tex_file_info_get(ts, name, &info) == TEX_OK);
+    CHECK(info.tiled_on_disk);
+    CHECK_EQ_INT(info.tile_width, 48);
+    tex_opts o = {.raw = true, .swrap = TEX_WRAP_CLAMP, .twrap = TEX_WRAP_CLAMP};
+    /* x0 = -1, clamped to 0: texel (0, 40) = 80. */
+    CHECK_NEAR(grey(ts, tc, name, 0.0f, 40.5f / 80, &o), 80.0f);
+    /* y0 = -1, clamped to 0: texel (20, 0) = 20. */
+    CHECK_NEAR(grey(ts, tc, name, 20.5f / 96, 0.0f, &o), 20.0f);
+    /* Periodic: halfway between texels 95 and 0 of row 40. */
+    o.swrap = o.twrap = TEX_WRAP_PERIODIC;
+    CHECK_NEAR(grey(ts, tc, name, 0.0f, 40.5f / 80, &o), (175.0f + 80.0f) / 2);
+    /* Trilinear down to the 1x1 level, where every s < 0.5 has x0 = -1. */
+    o.filter = TEX_FILTER_TRILINEAR;
+    tex_derivs huge = {4, 0, 0, 4};
+    float      rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.25f, 0.25f, &huge, &o, rgba), TEX_OK);
+    CHECK(rgba[0] >= 0 && rgba[0] <= 95 + 2 * 79);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static int  exr_reports;
+static char exr_report_name[512];
+
+static void
+exr_report(void *ctx, const char *name, const char *reason)
+{
+    (void)ctx;
+    fprintf(stderr, "  report: %s: %s\n", name, reason);
+    if (strcmp(name, exr_report_name) == 0)
+        exr_reports++;
+}
+
+/* Two tiled files and an open-file cap of one: each lookup of one closes the
+ * other's handle, so the next tile of the other reopens it by name. */
+static void
+handles_setup(const char *a_name, ustr *a, ustr *b, tex_system **ts, tex_thread **tc)
+{
+    udim_value = 0;
+    *a = exr_make(a_name, 64, 64, 1, TEX_TYPE_HALF, 16, ramp_xy);
+    *b = exr_make("other.exr", 64, 64, 1, TEX_TYPE_HALF, 16, ramp_xy);
+    snprintf(exr_report_name, sizeof exr_report_name, "%s", *a);
+    exr_reports = 0;
+    tex_config cfg = {.max_open_files = 1, .report = exr_report};
+    REQUIRE(tex_system_create(&cfg, ts) == TEX_OK);
+    REQUIRE(tex_thread_create(*ts, tc) == TEX_OK);
+}
+
+/* A tiled file deleted after it was opened: its cached tile still reads
+ * right; tiles not yet read give the fill; reported once, not per tile. */
+static void
+case_exr_deleted(const char *arg)
+{
+    (void)arg;
+    ustr        a, b;
+    tex_system *ts;
+    tex_thread *tc;
+    handles_setup("deleted.exr", &a, &b, &ts, &tc);
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST, .fill = {-1, -1, -1, -1}};
+    CHECK_NEAR(grey(ts, tc, a, 0.5f / 64, 0.5f / 64, &o), 0.0f); /* tile (0, 0) of a */
+    CHECK_NEAR(grey(ts, tc, b, 0.5f / 64, 0.5f / 64, &o), 0.0f); /* closes a's handle */
+    REQUIRE(unlink(a) == 0);
+    for (int i = 1; i < 16; i++) {
+        float rgba[4];
+        CHECK_EQ_INT(tex_lookup(ts, tc, a, (i % 4 * 16 + 0.5f) / 64, (i / 4 * 16 + 0.5f) / 64, NULL,
+                                &o, rgba),
+                     TEX_ERR_CORRUPT);
+        CHECK_NEAR(rgba[0], -1.0f);
+    }
+    /* Unreadable now: every lookup gives the fill and the error, cached tiles
+     * too, and the file is reported once. */
+    float rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, a, 3.5f / 64, 2.5f / 64, NULL, &o, rgba), TEX_ERR_CORRUPT);
+    CHECK_NEAR(rgba[0], -1.0f);
+    CHECK_EQ_INT(exr_reports, 1);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    CHECK_EQ_U64(s.file_errors, 1);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+/* A tiled file replaced on disk (maketx writes a temporary file and renames
+ * it over the path) by one with larger tiles of more channels, between a
+ * close by the open-file cap and the reopen: tiles are read into buffers
+ * sized for the file as first opened, so the reopened file must be checked
+ * against it. Either the old texels or the fill, never a heap overflow
+ * (ASan build) or a crash. */
+static void
+case_exr_replaced(const char *arg)
+{
+    (void)arg;
+    ustr        a, b;
+    tex_system *ts;
+    tex_thread *tc;
+    handles_setup("replaced.exr", &a, &b, &ts, &tc);
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST, .fill = {-1, -1, -1, -1}};
+    CHECK_NEAR(grey(ts, tc, a, 0.5f / 64, 0.5f / 64, &o), 0.0f);
+    CHECK_NEAR(grey(ts, tc, b, 0.5f / 64, 0.5f / 64, &o), 0.0f); /* closes a's handle */
+    /* 512-byte tiles become 64 KiB ones. */
+    exr_make("replaced.exr", 256, 256, 4, TEX_TYPE_FLOAT, 64, ramp_xy);
+    for (int i = 1; i < 16; i++) {
+        uint32_t   x = (uint32_t)(i % 4 * 16), y = (uint32_t)(i / 4 * 16);
+        float      rgba[4];
+        tex_result r = tex_lookup(ts, tc, a, (x + 0.5f) / 64, (y + 0.5f) / 64, NULL, &o, rgba);
+        CHECK((r == TEX_ERR_CORRUPT && rgba[0] == -1.0f) ||
+              (r == TEX_OK && NEAR(rgba[0], (float)ramp_xy(x, y, 0))));
+    }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+/* NaN, infinite and huge coordinates and derivatives, in every filter and
+ * wrap: finite results within the texture's range, no crash (a NaN level
+ * of detail must not reach a float-to-unsigned conversion, which is
+ * undefined and gives 0xffffffff with AVX-512's vcvttss2usi). */
+static void
+case_bad_coords(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("checker_bad.png", 64, 64, 1, checker);
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    const float      inf = INFINITY, nan = NAN;
+    const float      coords[] = {0.5f, 0.0f, -0.0f, 1.0f, 1e-30f, -1e30f, 1e30f, inf, -inf, nan};
+    const tex_derivs derivs[] = {
+        {0, 0, 0, 0},      {nan, 0, 0, 0},        {0, 0, nan, 0},       {nan, nan, nan, nan},
+        {inf, 0, 0, 0},    {inf, 0, 0, inf},      {inf, inf, inf, inf}, {-inf, 0, 0, 1e-3f},
+        {1, 0, 0, 1e-30f}, {1e30f, 0, 0, 1},      {1e-3f, 0, 0, 0},     {nan, inf, 0, 1},
+        {1e-40f, 0, 0, 0}, {0.01f, 0, 0, -0.01f},
+    };
+    const unsigned ncoords = sizeof coords / sizeof coords[0];
+    const unsigned nderivs = sizeof derivs / sizeof derivs[0];
+    for (int filter = TEX_FILTER_BILINEAR; filter <= TEX_FILTER_ANISOTROPIC; filter++)
+        for (int wrapm = TEX_WRAP_PERIODIC; wrapm <= TEX_WRAP_MIRROR; wrapm++)
+            for (unsigned i = 0; i < ncoords; i++)
+                for (unsigned j = 0; j < ncoords; j += 3)
+                    for (unsigned k = 0; k < nderivs; k++) {
+                        tex_opts o = {.raw = true,
+                                      .filter = (tex_filter)filter,
+                                      .swrap = (tex_wrap)wrapm,
+                                      .twrap = (tex_wrap)wrapm,
+                                      .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
+                        float    rgba[4];
+                        CHECK_EQ_INT(
+                            tex_lookup(ts, tc, name, coords[i], coords[j], &derivs[k], &o, rgba),
+                            TEX_OK);
+                        for (int c = 0; c < 4; c++)
+                            if (!(rgba[c] >= 0 && rgba[c] <= 1))
+                                RT_CHECK_FAIL_("filter %d wrap %d s %g t %g derivs #%u: "
+                                               "channel %d is %g",
+                                               filter, wrapm, coords[i], coords[j], k, c, rgba[c]);
+                    }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -430,13 +642,12 @@ main(int argc, char **argv)
         {"downsample", case_downsample},
         {"maketx", case_maketx},
         {"open_files", case_open_files},
+        {"exr_npot_tiles", case_exr_npot_tiles},
+        {"exr_deleted", case_exr_deleted},
+        {"exr_replaced", case_exr_replaced},
+        {"bad_coords", case_bad_coords},
         {NULL, NULL},
     };
-    REQUIRE(mkdtemp(dir) != NULL);
-    int  rc = rt_test_main(cases, argc, argv);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    dir = tex_test_dir();
+    return rt_test_main(cases, argc, argv);
 }

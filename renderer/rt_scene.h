@@ -1,0 +1,132 @@
+/* A scene, ready to render: every mesh flattened into world space, the
+ * materials with their texture slots, a camera and lights.
+ *
+ * rt_scene_load() imports a file through assimp (glTF 2.0 .gltf/.glb,
+ * OBJ/MTL, PLY, and whatever else assimp reads), applies the node
+ * hierarchy's transforms, triangulates, and keeps per-vertex normals, UVs
+ * and tangents. The result is plain data owned by the scene: no assimp
+ * type leaks out, and nothing in it changes while a render runs, so any
+ * number of threads may read it. */
+#ifndef RT_SCENE_H
+#define RT_SCENE_H
+
+#include "ustring.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rt_result {
+    RT_OK = 0,
+    RT_ERR_OPEN,   /* the scene file cannot be read */
+    RT_ERR_FORMAT, /* not a scene assimp can read, or corrupt */
+    RT_ERR_EMPTY,  /* no triangles to render */
+    RT_ERR_NOMEM,
+    RT_ERR_INVALID, /* a bad argument */
+} rt_result;
+
+const char *rt_result_str(rt_result r);
+
+#define RT_ERR_LEN 256
+
+/* The five glTF metallic-roughness slots; OBJ/MTL maps fill the ones that
+ * correspond (map_Kd: base colour, map_Ks: metallic-roughness, map_bump:
+ * normal, map_d: the base colour's alpha, kept as its own slot). */
+typedef enum rt_slot {
+    RT_SLOT_BASE_COLOR = 0,
+    RT_SLOT_METALLIC_ROUGHNESS,
+    RT_SLOT_NORMAL,
+    RT_SLOT_EMISSIVE,
+    RT_SLOT_OCCLUSION,
+    RT_SLOT_OPACITY, /* OBJ map_d */
+    RT_SLOT_COUNT
+} rt_slot;
+
+typedef struct rt_texture_slot {
+    /* The texture's path resolved against the scene's folder ('\' read as
+     * '/'), or a stable synthetic name for a texture embedded in a .glb
+     * ("scene.glb#embedded0.png"); NULL: the slot is empty. Owned by the
+     * scene; interned on demand by the shading code, which is the point. */
+    const char *filename;
+    ustr        name; /* filename interned at load (used by --intern once) */
+    uint32_t    uv;   /* UV set 0 (scene uvs) or 1 (uvs1); higher sets read as 0 */
+    bool        raw;  /* data, not colour (normal, metallic-roughness, occlusion,
+                       * opacity) */
+} rt_texture_slot;
+
+typedef struct rt_material {
+    const char *name;
+    float       base_color[4]; /* linear RGBA factor */
+    float       metallic, roughness;
+    float       emissive[3]; /* linear, already scaled by strength */
+    float       normal_scale, occlusion_strength;
+    float       alpha_cutoff; /* < 0: opaque (glTF OPAQUE, BLEND); else MASK at
+                               * this cutoff (glTF alphaCutoff, default 0.5; an
+                               * OBJ map_d gives 0.5 on the opacity slot) */
+    bool            double_sided;
+    rt_texture_slot slots[RT_SLOT_COUNT];
+} rt_material;
+
+typedef enum rt_light_kind { RT_LIGHT_POINT, RT_LIGHT_SPOT, RT_LIGHT_DIRECTIONAL } rt_light_kind;
+
+typedef struct rt_light {
+    rt_light_kind kind;
+    float         position[3];            /* world space (point, spot) */
+    float         direction[3];           /* world space, normalised, where the light points */
+    float         color[3];               /* linear, times intensity */
+    float         inner_cone, outer_cone; /* spot: half angles from the axis, radians
+                                           * (glTF's innerConeAngle, outerConeAngle) */
+} rt_light;
+
+typedef struct rt_camera {
+    float position[3], forward[3], up[3]; /* world space; forward and up orthonormal */
+    float yfov;                           /* vertical field of view, radians */
+    bool  from_file;                      /* false: framed on the bounding box */
+} rt_camera;
+
+/* All triangles of the scene in world space. Vertex arrays have nverts
+ * entries; indices hold 3 per triangle; material[t] indexes materials. */
+typedef struct rt_scene {
+    char    *path;   /* as given */
+    char    *folder; /* textures resolve against this */
+    uint32_t nverts, ntris;
+    float   *positions; /* 3 per vertex */
+    float   *normals;   /* 3 per vertex, normalised (computed if the file has none) */
+    /* (s, t) as tex_lookup() takes them: (0, 0) is the image's top-left
+     * (glTF's convention; OBJ's v is flipped on import). */
+    float *uvs;  /* 2 per vertex, UV set 0; zero where the file has none */
+    float *uvs1; /* 2 per vertex, UV set 1; NULL when no mesh has one */
+    /* xyz along +s, normalised; w = +-1 such that cross(normal, xyz) * w
+     * points up the image (-t): the glTF bitangent. Zero without UVs. */
+    float    *tangents;    /* 4 per vertex */
+    uint32_t *indices;     /* 3 per triangle, wound as in the file; a mirroring
+                            * transform swaps two corners to keep that winding */
+    uint32_t    *material; /* 1 per triangle */
+    rt_material *materials;
+    uint32_t     nmaterials;
+    rt_light    *lights; /* from the file; empty: the renderer adds a default */
+    uint32_t     nlights;
+    rt_camera    camera; /* the file's first camera, else framed on the bounds */
+    float        bounds_min[3], bounds_max[3]; /* of all positions */
+    /* Textures embedded in the file (.glb): their encoded bytes (PNG, JPEG)
+     * under the synthetic names the slots use; handed to the texture
+     * system, which reads them like files. */
+    struct rt_embedded {
+        const char *name;
+        const void *data;
+        size_t      size;
+    } * embedded;
+    uint32_t nembedded;
+} rt_scene;
+
+/* Loads a scene. On RT_OK *out is yours; free it with rt_scene_free(). On
+ * failure *out is NULL, nothing leaks, and err holds one line without the
+ * file name ("cannot open: No such file or directory", "not a scene file:
+ * ...", "no triangles"). `strings` is where slot names are interned (NULL:
+ * the global table). Safe to call from several threads; the assimp import
+ * itself runs one at a time. Writes nothing to stdout or stderr. */
+rt_result rt_scene_load(const char *path, ustr_table *strings, rt_scene **out,
+                        char err[RT_ERR_LEN]);
+void      rt_scene_free(rt_scene *s); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,923 @@
+/* Scene import through assimp's C API: see rt_scene.h for the contract. */
+#include "rt_scene.h"
+
+#include <assimp/GltfMaterial.h>
+#include <assimp/cimport.h>
+#include <assimp/material.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <assimp/version.h>
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define RT_PI 3.14159265358979323846 /* M_PI is XSI, not C11 or POSIX */
+
+/* The scene and the strings it owns. Every string the scene hands out
+ * (path, folder, material names, slot filenames, embedded names) is one
+ * malloc listed here, so rt_scene_free() needs no per-field knowledge. */
+typedef struct scene_priv {
+    rt_scene pub; /* first, so an rt_scene * is a scene_priv * */
+    char   **strs;
+    size_t   nstrs, capstrs;
+} scene_priv;
+
+/* A 4x4 affine transform, row-major as aiMatrix4x4 (translation in column
+ * 3). Doubles: deep hierarchies of float products drift. */
+typedef struct xform {
+    double m[4][4];
+} xform;
+
+/* What the hierarchy walk carries from one node to the next. */
+typedef struct walk {
+    const struct aiScene *ai;
+    scene_priv           *s;
+    uint64_t              nverts, ntris; /* counted, or filled so far */
+    bool                  fill;          /* false: count only */
+} walk;
+
+const char *
+rt_result_str(rt_result r)
+{
+    switch (r) {
+    case RT_OK:
+        return "ok";
+    case RT_ERR_OPEN:
+        return "cannot open";
+    case RT_ERR_FORMAT:
+        return "not a scene file";
+    case RT_ERR_EMPTY:
+        return "no triangles";
+    case RT_ERR_NOMEM:
+        return "out of memory";
+    case RT_ERR_INVALID:
+        return "invalid argument";
+    }
+    return "unknown error";
+}
+
+/* --- strings owned by the scene ---------------------------------------- */
+
+static char *
+scene_keep(scene_priv *s, char *str)
+{
+    if (!str)
+        return NULL;
+    if (s->nstrs == s->capstrs) {
+        size_t cap = s->capstrs ? s->capstrs * 2 : 16;
+        char **n = realloc(s->strs, cap * sizeof *n);
+        if (!n) {
+            free(str);
+            return NULL;
+        }
+        s->strs = n;
+        s->capstrs = cap;
+    }
+    s->strs[s->nstrs++] = str;
+    return str;
+}
+
+static char *
+scene_strdup(scene_priv *s, const char *str)
+{
+    return scene_keep(s, strdup(str));
+}
+
+/* --- transforms ---------------------------------------------------------- */
+
+static xform
+xform_from_ai(const struct aiMatrix4x4 *a)
+{
+    xform x = {{{a->a1, a->a2, a->a3, a->a4},
+                {a->b1, a->b2, a->b3, a->b4},
+                {a->c1, a->c2, a->c3, a->c4},
+                {a->d1, a->d2, a->d3, a->d4}}};
+    return x;
+}
+
+static xform
+xform_mul(const xform *a, const xform *b)
+{
+    xform r;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            r.m[i][j] = a->m[i][0] * b->m[0][j] + a->m[i][1] * b->m[1][j] +
+                        a->m[i][2] * b->m[2][j] + a->m[i][3] * b->m[3][j];
+    return r;
+}
+
+static xform
+xform_identity(void)
+{
+    xform x = {{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}};
+    return x;
+}
+
+static void
+xform_point(const xform *x, const struct aiVector3D *p, double out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = x->m[i][0] * p->x + x->m[i][1] * p->y + x->m[i][2] * p->z + x->m[i][3];
+}
+
+static void
+xform_dir(const xform *x, const struct aiVector3D *d, double out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = x->m[i][0] * d->x + x->m[i][1] * d->y + x->m[i][2] * d->z;
+}
+
+/* The cofactor matrix of the upper 3x3, divided by its determinant: the
+ * inverse transpose, which carries normals. A singular matrix keeps the
+ * cofactors (normals are renormalised anyway). */
+static void
+xform_normal_matrix(const xform *x, double n[3][3], double *det)
+{
+    const double(*m)[4] = x->m;
+    n[0][0] = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+    n[0][1] = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+    n[0][2] = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+    n[1][0] = m[0][2] * m[2][1] - m[0][1] * m[2][2];
+    n[1][1] = m[0][0] * m[2][2] - m[0][2] * m[2][0];
+    n[1][2] = m[0][1] * m[2][0] - m[0][0] * m[2][1];
+    n[2][0] = m[0][1] * m[1][2] - m[0][2] * m[1][1];
+    n[2][1] = m[0][2] * m[1][0] - m[0][0] * m[1][2];
+    n[2][2] = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+    *det = m[0][0] * n[0][0] + m[0][1] * n[0][1] + m[0][2] * n[0][2];
+    double inv = *det != 0 ? 1.0 / *det : 1.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            n[i][j] *= inv;
+}
+
+static bool
+normalize3(double v[3])
+{
+    double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (!(len > 1e-30) || !isfinite(len))
+        return false;
+    v[0] /= len, v[1] /= len, v[2] /= len;
+    return true;
+}
+
+static void
+cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void
+store3(float *dst, const double v[3])
+{
+    dst[0] = (float)v[0], dst[1] = (float)v[1], dst[2] = (float)v[2];
+}
+
+/* --- geometry ------------------------------------------------------------ */
+
+static void
+mesh_append(walk *w, const struct aiMesh *m, const xform *x)
+{
+    rt_scene *s = &w->s->pub;
+    uint32_t  base = (uint32_t)w->nverts;
+    double    nm[3][3], det;
+    xform_normal_matrix(x, nm, &det);
+
+    for (unsigned v = 0; v < m->mNumVertices; v++) {
+        uint32_t i = base + v;
+        double   p[3], n[3] = {0, 0, 1}, t[3], b[3];
+        xform_point(x, &m->mVertices[v], p);
+        store3(&s->positions[3 * i], p);
+        for (int k = 0; k < 3; k++) {
+            if (p[k] < s->bounds_min[k])
+                s->bounds_min[k] = (float)p[k];
+            if (p[k] > s->bounds_max[k])
+                s->bounds_max[k] = (float)p[k];
+        }
+        if (m->mNormals) {
+            const struct aiVector3D *a = &m->mNormals[v];
+            for (int k = 0; k < 3; k++)
+                n[k] = nm[k][0] * a->x + nm[k][1] * a->y + nm[k][2] * a->z;
+            if (!normalize3(n))
+                n[0] = 0, n[1] = 0, n[2] = 1;
+        }
+        store3(&s->normals[3 * i], n);
+        if (m->mTextureCoords[0]) {
+            s->uvs[2 * i] = m->mTextureCoords[0][v].x;
+            s->uvs[2 * i + 1] = m->mTextureCoords[0][v].y;
+        }
+        if (s->uvs1 && m->mTextureCoords[1]) {
+            s->uvs1[2 * i] = m->mTextureCoords[1][v].x;
+            s->uvs1[2 * i + 1] = m->mTextureCoords[1][v].y;
+        }
+        if (m->mTextureCoords[0] && m->mTangents && m->mBitangents) {
+            xform_dir(x, &m->mTangents[v], t);
+            xform_dir(x, &m->mBitangents[v], b);
+            if (normalize3(t)) {
+                /* Handedness in world space, so a mirroring transform
+                 * flips it with the geometry. assimp's bitangent follows
+                 * the final (flipped) v, down the image; the contract's
+                 * cross(n, t) * w points up it, hence the minus. */
+                double c[3];
+                cross3(n, t, c);
+                double h = -(c[0] * b[0] + c[1] * b[1] + c[2] * b[2]);
+                store3(&s->tangents[4 * i], t);
+                s->tangents[4 * i + 3] = h < 0 ? -1.0f : 1.0f;
+            }
+        }
+    }
+
+    /* A mirroring transform (negative determinant) turns the winding
+     * around; swap two corners so the geometric normal keeps agreeing
+     * with the shading normals. */
+    bool mirror = det < 0;
+    for (unsigned f = 0; f < m->mNumFaces; f++) {
+        const struct aiFace *face = &m->mFaces[f];
+        if (face->mNumIndices != 3)
+            continue; /* never after Triangulate + SortByPType; counted alike */
+        uint32_t t = (uint32_t)w->ntris++;
+        s->indices[3 * t] = base + face->mIndices[0];
+        s->indices[3 * t + 1] = base + face->mIndices[mirror ? 2 : 1];
+        s->indices[3 * t + 2] = base + face->mIndices[mirror ? 1 : 2];
+        s->material[t] = m->mMaterialIndex < s->nmaterials ? m->mMaterialIndex : 0;
+    }
+    w->nverts += m->mNumVertices;
+}
+
+static uint64_t
+mesh_tris(const struct aiMesh *m)
+{
+    uint64_t n = 0;
+    for (unsigned f = 0; f < m->mNumFaces; f++)
+        n += m->mFaces[f].mNumIndices == 3;
+    return n;
+}
+
+/* Depth-first over the hierarchy; each node's meshes are instanced under
+ * its accumulated transform. Recursion depth is the file's nesting, which
+ * assimp's own importers have already recursed through. */
+static void
+walk_node(walk *w, const struct aiNode *node, const xform *parent)
+{
+    xform local = xform_from_ai(&node->mTransformation);
+    xform x = xform_mul(parent, &local);
+    for (unsigned i = 0; i < node->mNumMeshes; i++) {
+        if (node->mMeshes[i] >= w->ai->mNumMeshes)
+            continue;
+        const struct aiMesh *m = w->ai->mMeshes[node->mMeshes[i]];
+        if (!(m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE))
+            continue;
+        if (w->fill) {
+            mesh_append(w, m, &x);
+        } else {
+            w->nverts += m->mNumVertices;
+            w->ntris += mesh_tris(m);
+        }
+    }
+    for (unsigned i = 0; i < node->mNumChildren; i++)
+        walk_node(w, node->mChildren[i], &x);
+}
+
+/* The world transform of the first node named `name`; false if none. */
+static bool
+node_find(const struct aiNode *node, const struct aiString *name, const xform *parent, xform *out)
+{
+    xform local = xform_from_ai(&node->mTransformation);
+    xform x = xform_mul(parent, &local);
+    if (node->mName.length == name->length &&
+        memcmp(node->mName.data, name->data, name->length) == 0) {
+        *out = x;
+        return true;
+    }
+    for (unsigned i = 0; i < node->mNumChildren; i++)
+        if (node_find(node->mChildren[i], name, &x, out))
+            return true;
+    return false;
+}
+
+/* The local transform of the first node named `name`; false if none. */
+static bool
+node_find_local(const struct aiNode *node, const struct aiString *name, xform *out)
+{
+    if (!node)
+        return false;
+    if (node->mName.length == name->length &&
+        memcmp(node->mName.data, name->data, name->length) == 0) {
+        *out = xform_from_ai(&node->mTransformation);
+        return true;
+    }
+    for (unsigned i = 0; i < node->mNumChildren; i++)
+        if (node_find_local(node->mChildren[i], name, out))
+            return true;
+    return false;
+}
+
+static xform
+node_transform(const struct aiScene *ai, const struct aiString *name)
+{
+    xform id = xform_identity(), x;
+    if (ai->mRootNode && node_find(ai->mRootNode, name, &id, &x))
+        return x;
+    return id;
+}
+
+/* --- materials ----------------------------------------------------------- */
+
+/* The folder of `path` ("." when it has none). */
+static char *
+path_folder(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    size_t n = (size_t)(slash - path);
+    char  *f = malloc(n + 1);
+    if (f) {
+        memcpy(f, path, n);
+        f[n] = '\0';
+    }
+    return f;
+}
+
+/* A texture reference as the shading code will open it: '\' read as '/',
+ * leading "./" dropped, relative paths joined to the scene's folder. */
+static char *
+texture_path(const char *folder, const char *ref)
+{
+    size_t n = strlen(ref);
+    char  *r = malloc(n + 1);
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        r[i] = ref[i] == '\\' ? '/' : ref[i];
+    const char *rel = r;
+    while (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    if (r[0] == '/' || strcmp(folder, ".") == 0) {
+        char *d = strdup(rel);
+        free(r);
+        return d;
+    }
+    size_t fl = strlen(folder);
+    bool   sep = fl > 0 && folder[fl - 1] != '/';
+    size_t len = fl + sep + strlen(rel);
+    char  *out = malloc(len + 1);
+    if (out)
+        snprintf(out, len + 1, "%s%s%s", folder, sep ? "/" : "", rel);
+    free(r);
+    return out;
+}
+
+/* Texture types that may fill each slot, best first (assimp 5.2 names:
+ * glTF's metallicRoughness arrives as UNKNOWN, its occlusion as LIGHTMAP;
+ * OBJ's map_bump as HEIGHT, map_Ks as SPECULAR, map_d as OPACITY). */
+static const enum aiTextureType slot_types[RT_SLOT_COUNT][5] = {
+    [RT_SLOT_BASE_COLOR] = {aiTextureType_BASE_COLOR, aiTextureType_DIFFUSE},
+    [RT_SLOT_METALLIC_ROUGHNESS] = {aiTextureType_UNKNOWN, aiTextureType_DIFFUSE_ROUGHNESS,
+                                    aiTextureType_METALNESS, aiTextureType_SPECULAR},
+    [RT_SLOT_NORMAL] = {aiTextureType_NORMALS, aiTextureType_HEIGHT},
+    [RT_SLOT_EMISSIVE] = {aiTextureType_EMISSIVE, aiTextureType_EMISSION_COLOR},
+    [RT_SLOT_OCCLUSION] = {aiTextureType_LIGHTMAP, aiTextureType_AMBIENT_OCCLUSION},
+    [RT_SLOT_OPACITY] = {aiTextureType_OPACITY},
+};
+
+typedef struct load_ctx {
+    const struct aiScene *ai;
+    scene_priv           *s;
+    ustr_table           *strings;
+    char                **embedded_names; /* per aiTexture; NULL: not usable */
+} load_ctx;
+
+static rt_result
+slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_slot *out)
+{
+    for (int k = 0; k < 5 && slot_types[slot][k] != aiTextureType_NONE; k++) {
+        enum aiTextureType type = slot_types[slot][k];
+        if (aiGetMaterialTextureCount(mat, type) == 0)
+            continue;
+        struct aiString path;
+        unsigned        uv = 0;
+        if (aiGetMaterialTexture(mat, type, 0, &path, NULL, &uv, NULL, NULL, NULL, NULL) !=
+                aiReturn_SUCCESS ||
+            path.length == 0)
+            continue;
+        char *name;
+        if (path.data[0] == '*') {
+            /* Embedded ("*N"): the synthetic name made for texture N; an
+             * out-of-range N or a raw texel array leaves the slot empty. */
+            char         *end;
+            unsigned long n = strtoul(path.data + 1, &end, 10);
+            if (end == path.data + 1 || *end || n >= c->ai->mNumTextures || !c->embedded_names[n])
+                return RT_OK;
+            name = c->embedded_names[n];
+        } else {
+            name = scene_keep(c->s, texture_path(c->s->pub.folder, path.data));
+            if (!name)
+                return RT_ERR_NOMEM;
+        }
+        out->filename = name;
+        out->uv = uv <= 1 ? uv : 0; /* the scene keeps UV sets 0 and 1 */
+        out->name = ustr_table_intern_cstr(c->strings, name);
+        if (!out->name)
+            return RT_ERR_NOMEM; /* ENOMEM; ERANGE needs a 1 GiB path */
+        return RT_OK;
+    }
+    return RT_OK;
+}
+
+static float
+mat_float(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx, float def)
+{
+    ai_real v;
+    if (aiGetMaterialFloatArray(mat, key, type, idx, &v, NULL) == aiReturn_SUCCESS && isfinite(v))
+        return (float)v;
+    return def;
+}
+
+static rt_result
+material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
+{
+    struct aiString  str;
+    struct aiColor4D col;
+
+    m->name = scene_strdup(
+        c->s, aiGetMaterialString(mat, AI_MATKEY_NAME, &str) == aiReturn_SUCCESS ? str.data : "");
+    if (!m->name)
+        return RT_ERR_NOMEM;
+
+    /* glTF's base colour factor; else the classic diffuse colour with the
+     * opacity ('d') as alpha (OBJ/MTL, PLY). */
+    if (aiGetMaterialColor(mat, AI_MATKEY_BASE_COLOR, &col) == aiReturn_SUCCESS) {
+        m->base_color[0] = col.r, m->base_color[1] = col.g;
+        m->base_color[2] = col.b, m->base_color[3] = col.a;
+    } else {
+        m->base_color[0] = m->base_color[1] = m->base_color[2] = 1;
+        if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_DIFFUSE, &col) == aiReturn_SUCCESS)
+            m->base_color[0] = col.r, m->base_color[1] = col.g, m->base_color[2] = col.b;
+        m->base_color[3] = mat_float(mat, AI_MATKEY_OPACITY, 1.0f);
+    }
+
+    m->metallic = mat_float(mat, AI_MATKEY_METALLIC_FACTOR, 0.0f);
+    m->roughness = mat_float(mat, AI_MATKEY_ROUGHNESS_FACTOR, -1.0f);
+    if (m->roughness < 0) {
+        /* No roughness: from a Phong exponent (Ns) as sqrt(2 / (Ns + 2)),
+         * the usual Blinn-Phong to GGX mapping; without one, glTF's 1. */
+        float ns = mat_float(mat, AI_MATKEY_SHININESS, -1.0f);
+        m->roughness = ns >= 0 ? sqrtf(2.0f / (ns + 2.0f)) : 1.0f;
+    }
+
+    float strength = mat_float(mat, AI_MATKEY_EMISSIVE_INTENSITY, 1.0f);
+    if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_EMISSIVE, &col) == aiReturn_SUCCESS) {
+        m->emissive[0] = col.r * strength;
+        m->emissive[1] = col.g * strength;
+        m->emissive[2] = col.b * strength;
+    }
+
+    m->normal_scale = mat_float(mat, AI_MATKEY_GLTF_TEXTURE_SCALE(aiTextureType_NORMALS, 0), 1.0f);
+    m->occlusion_strength =
+        mat_float(mat, AI_MATKEY_GLTF_TEXTURE_STRENGTH(aiTextureType_LIGHTMAP, 0), 1.0f);
+
+    int two = 0;
+    if (aiGetMaterialIntegerArray(mat, AI_MATKEY_TWOSIDED, &two, NULL) == aiReturn_SUCCESS)
+        m->double_sided = two != 0;
+
+    for (int k = 0; k < RT_SLOT_COUNT; k++) {
+        rt_result r = slot_load(c, mat, (rt_slot)k, &m->slots[k]);
+        if (r != RT_OK)
+            return r;
+        m->slots[k].raw = k == RT_SLOT_METALLIC_ROUGHNESS || k == RT_SLOT_NORMAL ||
+                          k == RT_SLOT_OCCLUSION || k == RT_SLOT_OPACITY;
+    }
+
+    /* glTF alphaMode MASK cuts at alphaCutoff (default 0.5). An OBJ map_d
+     * is a cut-out too: 0.5 on its opacity. BLEND renders opaque. */
+    m->alpha_cutoff = -1.0f;
+    if (aiGetMaterialString(mat, AI_MATKEY_GLTF_ALPHAMODE, &str) == aiReturn_SUCCESS &&
+        strcmp(str.data, "MASK") == 0)
+        m->alpha_cutoff = mat_float(mat, AI_MATKEY_GLTF_ALPHACUTOFF, 0.5f);
+    else if (m->slots[RT_SLOT_OPACITY].filename)
+        m->alpha_cutoff = 0.5f;
+    return RT_OK;
+}
+
+/* Copies each encoded embedded texture (mHeight == 0: PNG, JPEG bytes)
+ * under the name "<path>#embedded<N>.<hint>". Raw texel arrays
+ * (mHeight > 0, from formats such as MD2, never glTF) are left out: a slot
+ * that names one stays empty. */
+static rt_result
+embedded_load(load_ctx *c)
+{
+    const struct aiScene *ai = c->ai;
+    rt_scene             *s = &c->s->pub;
+    if (ai->mNumTextures == 0)
+        return RT_OK;
+    c->embedded_names = calloc(ai->mNumTextures, sizeof *c->embedded_names);
+    s->embedded = calloc(ai->mNumTextures, sizeof *s->embedded);
+    if (!c->embedded_names || !s->embedded)
+        return RT_ERR_NOMEM;
+    for (unsigned i = 0; i < ai->mNumTextures; i++) {
+        const struct aiTexture *t = ai->mTextures[i];
+        if (!t || t->mHeight != 0 || t->mWidth == 0 || !t->pcData)
+            continue;
+        char hint[sizeof t->achFormatHint + 1];
+        memcpy(hint, t->achFormatHint, sizeof t->achFormatHint);
+        hint[sizeof t->achFormatHint] = '\0';
+        for (char *h = hint; *h; h++)
+            if (*h == '/' || *h == '\\' || *h == '.')
+                *h = '_'; /* the hint is file data: keep it out of the path */
+        size_t len = strlen(s->path) + 32 + strlen(hint);
+        char  *name = scene_keep(c->s, malloc(len));
+        void  *data = malloc(t->mWidth);
+        if (!name || !data) {
+            free(data);
+            return RT_ERR_NOMEM;
+        }
+        snprintf(name, len, "%s#embedded%u.%s", s->path, i, hint[0] ? hint : "bin");
+        memcpy(data, t->pcData, t->mWidth);
+        s->embedded[s->nembedded].name = name;
+        s->embedded[s->nembedded].data = data;
+        s->embedded[s->nembedded].size = t->mWidth;
+        s->nembedded++;
+        c->embedded_names[i] = name;
+    }
+    return RT_OK;
+}
+
+/* --- camera and lights --------------------------------------------------- */
+
+/* `up` made orthonormal to `fwd`; a degenerate one becomes the axis least
+ * aligned with fwd. */
+static void
+camera_basis(double fwd[3], double up[3])
+{
+    if (!normalize3(fwd))
+        fwd[0] = 0, fwd[1] = 0, fwd[2] = -1;
+    for (int tries = 0; tries < 2; tries++) {
+        double d = up[0] * fwd[0] + up[1] * fwd[1] + up[2] * fwd[2];
+        double u[3] = {up[0] - d * fwd[0], up[1] - d * fwd[1], up[2] - d * fwd[2]};
+        if (normalize3(u) && fabs(d) < 0.9999) {
+            up[0] = u[0], up[1] = u[1], up[2] = u[2];
+            return;
+        }
+        up[0] = fabs(fwd[1]) < 0.9 ? 0 : 1;
+        up[1] = fabs(fwd[1]) < 0.9 ? 1 : 0;
+        up[2] = 0;
+    }
+}
+
+/* True for a glTF file read by an assimp older than 5.3, whose glTF2
+ * importer writes mHorizontalFOV = yfov * aspectRatio (yfov without an
+ * aspect) and copies the camera node's translation into mPosition. */
+static bool
+gltf_old_assimp(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || (strcasecmp(dot, ".gltf") != 0 && strcasecmp(dot, ".glb") != 0))
+        return false;
+    unsigned major = aiGetVersionMajor(), minor = aiGetVersionMinor();
+    return major < 5 || (major == 5 && minor < 3);
+}
+
+static void
+camera_load(const struct aiScene *ai, rt_scene *s)
+{
+    rt_camera *cam = &s->camera;
+    double     fwd[3], up[3], pos[3];
+    if (ai->mNumCameras > 0 && ai->mCameras[0]) {
+        const struct aiCamera *c = ai->mCameras[0];
+        xform                  x = node_transform(ai, &c->mName);
+        bool                   old = gltf_old_assimp(s->path);
+        struct aiVector3D      p = c->mPosition;
+        /* mPosition is relative to the node; where an old glTF importer
+         * copied the node's own translation there, count it once. */
+        xform local = xform_identity();
+        if (old && node_find_local(ai->mRootNode, &c->mName, &local) && p.x == local.m[0][3] &&
+            p.y == local.m[1][3] && p.z == local.m[2][3])
+            p.x = p.y = p.z = 0;
+        xform_point(&x, &p, pos);
+        xform_dir(&x, &c->mLookAt, fwd);
+        xform_dir(&x, &c->mUp, up);
+        camera_basis(fwd, up);
+        /* mHorizontalFOV is the full horizontal angle: yfov = 2 atan(tan(h
+         * / 2) / aspect); without an aspect it is the vertical angle. Old
+         * glTF imports multiplied by the aspect instead. */
+        double h = c->mHorizontalFOV, y;
+        if (old)
+            y = c->mAspect > 0 ? h / c->mAspect : h;
+        else
+            y = c->mAspect > 0 ? 2 * atan(tan(h / 2) / c->mAspect) : h;
+        cam->yfov = (float)(y > 1e-4 && y < RT_PI - 1e-4 ? y : RT_PI / 4);
+        cam->from_file = true;
+    } else {
+        /* From +z, far enough that the bounding sphere fits a 45 degree
+         * vertical field of view. */
+        double c[3], r = 0;
+        for (int k = 0; k < 3; k++) {
+            c[k] = 0.5 * ((double)s->bounds_min[k] + s->bounds_max[k]);
+            double e = 0.5 * ((double)s->bounds_max[k] - s->bounds_min[k]);
+            r += e * e;
+        }
+        r = sqrt(r);
+        double fov = RT_PI / 4, d = r > 0 ? r / sin(fov / 2) : 1.0;
+        pos[0] = c[0], pos[1] = c[1], pos[2] = c[2] + d;
+        fwd[0] = 0, fwd[1] = 0, fwd[2] = -1;
+        up[0] = 0, up[1] = 1, up[2] = 0;
+        cam->yfov = (float)fov;
+        cam->from_file = false;
+    }
+    store3(cam->position, pos);
+    store3(cam->forward, fwd);
+    store3(cam->up, up);
+}
+
+static rt_result
+lights_load(const struct aiScene *ai, rt_scene *s)
+{
+    if (ai->mNumLights == 0)
+        return RT_OK;
+    s->lights = calloc(ai->mNumLights, sizeof *s->lights);
+    if (!s->lights)
+        return RT_ERR_NOMEM;
+    for (unsigned i = 0; i < ai->mNumLights; i++) {
+        const struct aiLight *l = ai->mLights[i];
+        rt_light             *o = &s->lights[s->nlights];
+        if (!l)
+            continue;
+        switch (l->mType) {
+        case aiLightSource_POINT:
+            o->kind = RT_LIGHT_POINT;
+            break;
+        case aiLightSource_SPOT:
+            o->kind = RT_LIGHT_SPOT;
+            break;
+        case aiLightSource_DIRECTIONAL:
+            o->kind = RT_LIGHT_DIRECTIONAL;
+            break;
+        default:
+            continue; /* ambient, area: not supported */
+        }
+        xform  x = node_transform(ai, &l->mName);
+        double p[3], d[3];
+        xform_point(&x, &l->mPosition, p);
+        xform_dir(&x, &l->mDirection, d);
+        if (!normalize3(d))
+            d[0] = 0, d[1] = 0, d[2] = -1;
+        store3(o->position, p);
+        store3(o->direction, d);
+        o->color[0] = l->mColorDiffuse.r;
+        o->color[1] = l->mColorDiffuse.g;
+        o->color[2] = l->mColorDiffuse.b;
+        if (o->kind == RT_LIGHT_SPOT) {
+            o->inner_cone = l->mAngleInnerCone;
+            o->outer_cone = l->mAngleOuterCone;
+        }
+        s->nlights++;
+    }
+    return RT_OK;
+}
+
+/* --- loading ------------------------------------------------------------- */
+
+/* assimp's C API keeps the last error in one global string, and its
+ * importers are not documented as reentrant: one import at a time. */
+static pthread_mutex_t import_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* err = prefix + msg on one line, without the file's own name (the caller
+ * prints that): assimp likes to quote it. */
+static void
+err_set(char *err, const char *prefix, const char *msg, const char *path)
+{
+    char   buf[RT_ERR_LEN];
+    size_t plen = strlen(path), o = 0;
+    for (const char *m = msg; *m && o + 1 < sizeof buf;) {
+        if (plen && strncmp(m, path, plen) == 0) {
+            m += plen;
+            continue;
+        }
+        char ch = *m++;
+        if (ch == '\n' || ch == '\r' || ch == '\t')
+            ch = ' ';
+        if (ch == ' ' && (o == 0 || buf[o - 1] == ' '))
+            continue;
+        buf[o++] = ch;
+    }
+    buf[o] = '\0';
+    /* What quoting the name left behind: "" and a space before it. */
+    char *q;
+    while ((q = strstr(buf, " \"\"")) || (q = strstr(buf, "\"\""))) {
+        size_t n = q[0] == ' ' ? 3 : 2;
+        memmove(q, q + n, strlen(q + n) + 1);
+    }
+    /* ... and the words that led up to it: "for the file format of file". */
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '.'))
+        buf[--n] = '\0';
+    if (n >= 8 && strcmp(buf + n - 8, " of file") == 0)
+        buf[n - 8] = '\0';
+    snprintf(err, RT_ERR_LEN, "%s%s", prefix, buf[0] ? buf : "unknown reason");
+}
+
+void
+rt_scene_free(rt_scene *pub)
+{
+    if (!pub)
+        return;
+    scene_priv *s = (scene_priv *)pub;
+    for (size_t i = 0; i < s->nstrs; i++)
+        free(s->strs[i]);
+    free(s->strs);
+    free(pub->positions);
+    free(pub->normals);
+    free(pub->uvs);
+    free(pub->uvs1);
+    free(pub->tangents);
+    free(pub->indices);
+    free(pub->material);
+    free(pub->materials);
+    free(pub->lights);
+    for (uint32_t i = 0; i < pub->nembedded; i++)
+        free((void *)pub->embedded[i].data);
+    free(pub->embedded);
+    free(s);
+}
+
+static rt_result
+scene_build(const struct aiScene *ai, const char *path, ustr_table *strings, scene_priv *s,
+            char *err)
+{
+    rt_scene *pub = &s->pub;
+    load_ctx  c = {.ai = ai, .s = s, .strings = strings};
+    rt_result r = RT_ERR_NOMEM;
+
+    pub->path = scene_strdup(s, path);
+    pub->folder = scene_keep(s, path_folder(path));
+    if (!pub->path || !pub->folder)
+        goto fail;
+
+    walk w = {.ai = ai, .s = s};
+    if (ai->mRootNode) {
+        xform root = xform_identity();
+        walk_node(&w, ai->mRootNode, &root);
+    }
+    if (w.ntris == 0) {
+        snprintf(err, RT_ERR_LEN, "no triangles");
+        return RT_ERR_EMPTY;
+    }
+    if (w.nverts > UINT32_MAX || w.ntris > UINT32_MAX / 3) {
+        snprintf(err, RT_ERR_LEN, "too many triangles: %llu", (unsigned long long)w.ntris);
+        return RT_ERR_FORMAT;
+    }
+
+    if ((r = embedded_load(&c)) != RT_OK)
+        goto fail;
+    r = RT_ERR_NOMEM;
+    pub->nmaterials = ai->mNumMaterials ? ai->mNumMaterials : 1;
+    pub->materials = calloc(pub->nmaterials, sizeof *pub->materials);
+    if (!pub->materials)
+        goto fail;
+    for (uint32_t i = 0; i < pub->nmaterials; i++) {
+        if (i < ai->mNumMaterials && ai->mMaterials[i]) {
+            if ((r = material_load(&c, ai->mMaterials[i], &pub->materials[i])) != RT_OK)
+                goto fail;
+        } else {
+            rt_material *m = &pub->materials[i];
+            m->name = "";
+            m->base_color[0] = m->base_color[1] = m->base_color[2] = m->base_color[3] = 1;
+            m->roughness = 1, m->normal_scale = 1, m->occlusion_strength = 1;
+            m->alpha_cutoff = -1;
+        }
+    }
+    r = RT_ERR_NOMEM;
+
+    size_t nv = (size_t)w.nverts, nt = (size_t)w.ntris;
+    bool   uv1 = false;
+    for (unsigned i = 0; i < ai->mNumMeshes; i++)
+        uv1 |= ai->mMeshes[i]->mTextureCoords[1] != NULL;
+    pub->positions = malloc(nv * 3 * sizeof(float));
+    pub->normals = malloc(nv * 3 * sizeof(float));
+    pub->uvs = calloc(nv * 2, sizeof(float));
+    pub->uvs1 = uv1 ? calloc(nv * 2, sizeof(float)) : NULL;
+    pub->tangents = calloc(nv * 4, sizeof(float));
+    pub->indices = malloc(nt * 3 * sizeof(uint32_t));
+    pub->material = malloc(nt * sizeof(uint32_t));
+    if (!pub->positions || !pub->normals || !pub->uvs || (uv1 && !pub->uvs1) || !pub->tangents ||
+        !pub->indices || !pub->material)
+        goto fail;
+    for (int k = 0; k < 3; k++)
+        pub->bounds_min[k] = INFINITY, pub->bounds_max[k] = -INFINITY;
+    w = (walk){.ai = ai, .s = s, .fill = true};
+    xform id = xform_identity();
+    walk_node(&w, ai->mRootNode, &id);
+    pub->nverts = (uint32_t)w.nverts;
+    pub->ntris = (uint32_t)w.ntris;
+
+    camera_load(ai, pub);
+    if ((r = lights_load(ai, pub)) != RT_OK)
+        goto fail;
+    free(c.embedded_names);
+    return RT_OK;
+fail:
+    free(c.embedded_names);
+    snprintf(err, RT_ERR_LEN, "%s", rt_result_str(r));
+    return r;
+}
+
+rt_result
+rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT_ERR_LEN])
+{
+    char dummy[RT_ERR_LEN];
+    if (!err)
+        err = dummy;
+    err[0] = '\0';
+    if (out)
+        *out = NULL;
+    if (!path || !out || !*path) {
+        snprintf(err, RT_ERR_LEN, "invalid argument");
+        return RT_ERR_INVALID;
+    }
+    if (!strings && !(strings = ustr_global())) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+
+    /* Our own check first, for a plain strerror() line: assimp would say
+     * "unable to open file" for any of these. */
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, RT_ERR_LEN, "cannot open: %s", strerror(errno));
+        return RT_ERR_OPEN;
+    }
+    struct stat st;
+    int         serr = fstat(fileno(f), &st) == 0 ? 0 : errno;
+    fclose(f);
+    if (serr || S_ISDIR(st.st_mode)) {
+        snprintf(err, RT_ERR_LEN, "cannot open: %s", strerror(serr ? serr : EISDIR));
+        return RT_ERR_OPEN;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
+        return RT_ERR_FORMAT;
+    }
+
+    scene_priv *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+
+    /* Triangulate + SortByPType with points and lines removed: triangles
+     * only. FindInvalidData drops all-zero normal/UV arrays before
+     * GenSmoothNormals recomputes them. FlipUVs: (0, 0) at the image's
+     * top-left, as tex_lookup() takes (s, t); it runs after
+     * CalcTangentSpace, so bitangents keep pointing up the image. */
+    struct aiPropertyStore *props = aiCreatePropertyStore();
+    if (!props) {
+        free(s);
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE,
+                               aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    unsigned flags = aiProcess_Triangulate | aiProcess_GenSmoothNormals |
+                     aiProcess_CalcTangentSpace | aiProcess_JoinIdenticalVertices |
+                     aiProcess_SortByPType | aiProcess_ValidateDataStructure |
+                     aiProcess_FindInvalidData | aiProcess_FlipUVs;
+
+    pthread_mutex_lock(&import_lock);
+    /* No log stream is attached: assimp's default logger is the null one,
+     * so it writes nothing to stdout or stderr. */
+    const struct aiScene *ai = aiImportFileExWithProperties(path, flags, NULL, props);
+    rt_result             r;
+    if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
+        /* SortByPType dropped every mesh: points and lines only. */
+        snprintf(err, RT_ERR_LEN, "no triangles");
+        r = RT_ERR_EMPTY;
+    } else if (!ai) {
+        err_set(err, "not a scene file: ", aiGetErrorString(), path);
+        r = RT_ERR_FORMAT;
+    } else if (!ai->mRootNode || ai->mNumMeshes == 0) {
+        snprintf(err, RT_ERR_LEN, "no triangles");
+        r = RT_ERR_EMPTY;
+    } else {
+        r = scene_build(ai, path, strings, s, err);
+    }
+    pthread_mutex_unlock(&import_lock);
+    if (ai)
+        aiReleaseImport(ai);
+    aiReleasePropertyStore(props);
+    if (r != RT_OK) {
+        rt_scene_free(&s->pub);
+        return r;
+    }
+    *out = &s->pub;
+    return RT_OK;
+}

@@ -1,0 +1,775 @@
+/* renderer/rt_scene.h: scene import through assimp. The OBJ and glTF cases
+ * write their own files into a fresh temporary folder; the testdata cases
+ * take ${RT_TESTDATA} on the command line and exit 77 where it is missing. */
+#include "check.h"
+#include "rt_scene.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SKIP 77
+
+#define CHECK_NEAR(a, b)                                                                           \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b);                                                 \
+        if (!(fabs(a_ - b_) <= 1e-4 * (1 + fabs(b_))))                                             \
+            RT_CHECK_FAIL_("CHECK_NEAR(%s, %s): %.9g != %.9g", #a, #b, a_, b_);                    \
+    } while (0)
+
+/* --- a temporary folder, removed at exit --------------------------------- */
+
+static char tmpdir[256];
+
+static void
+tmp_cleanup(void)
+{
+    if (getenv("RT_TEST_KEEP")) /* for a look at the files after a failure */
+        return;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char           p[512];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        if (unlink(p) != 0)
+            rmdir(p);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+static const char *
+tmp_make(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/rt_scene_XXXXXX", base && *base ? base : "/tmp");
+    REQUIRE(mkdtemp(tmpdir));
+    atexit(tmp_cleanup);
+    return tmpdir;
+}
+
+static char *
+tmp_path(const char *name)
+{
+    static char bufs[4][512];
+    static int  next;
+    char       *p = bufs[next++ % 4];
+    snprintf(p, sizeof bufs[0], "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void
+file_write(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f);
+    REQUIRE(fwrite(data, 1, size, f) == size);
+    REQUIRE(fclose(f) == 0);
+}
+
+static void
+file_write_str(const char *path, const char *text)
+{
+    file_write(path, text, strlen(text));
+}
+
+static bool
+file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The error line: non-empty, one line. */
+static void
+check_err_line(const char *err)
+{
+    CHECK(err[0] != '\0');
+    CHECK(strchr(err, '\n') == NULL);
+    CHECK(strlen(err) < RT_ERR_LEN);
+}
+
+static void
+check_normals_unit(const rt_scene *s)
+{
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        const float *n = &s->normals[3 * i];
+        CHECK_NEAR(sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]), 1.0);
+    }
+}
+
+/* Each triangle's geometric normal (counter-clockwise) agrees with its
+ * vertices' shading normals. */
+static void
+check_winding(const rt_scene *s)
+{
+    for (uint32_t t = 0; t < s->ntris; t++) {
+        const uint32_t *ix = &s->indices[3 * t];
+        const float    *a = &s->positions[3 * ix[0]], *b = &s->positions[3 * ix[1]],
+                    *c = &s->positions[3 * ix[2]];
+        float        e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        float        e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        float        g[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                             e1[0] * e2[1] - e1[1] * e2[0]};
+        const float *n = &s->normals[3 * ix[0]];
+        CHECK(g[0] * n[0] + g[1] * n[1] + g[2] * n[2] > 0);
+    }
+}
+
+/* --- OBJ + MTL ------------------------------------------------------------ */
+
+static void
+case_obj(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    file_write_str(tmp_path("quad.mtl"), "newmtl stone\n"
+                                         "Kd 0.5 0.6 0.7\n"
+                                         "Ns 98\n"
+                                         "d 1\n"
+                                         "map_Kd tex\\base.png\n"
+                                         "map_bump tex/bump.png\n"
+                                         "map_Ks ./spec.png\n"
+                                         "map_d /abs/alpha.png\n");
+    /* A unit quad at z = 2, normals written unnormalised. */
+    file_write_str(tmp_path("quad.obj"), "mtllib quad.mtl\n"
+                                         "v 0 0 2\nv 1 0 2\nv 1 1 2\nv 0 1 2\n"
+                                         "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                                         "vn 0 0 3\n"
+                                         "usemtl stone\n"
+                                         "f 1/1/1 2/2/1 3/3/1\n"
+                                         "f 1/1/1 3/3/1 4/4/1\n");
+    ustr_table *strings;
+    REQUIRE(ustr_table_create(NULL, &strings) == USTR_OK);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path("quad.obj"), strings, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+
+    CHECK_EQ_INT(s->ntris, 2);
+    CHECK_EQ_INT(s->nverts, 4);
+    CHECK_EQ_STR(s->path, tmp_path("quad.obj"));
+    CHECK_EQ_STR(s->folder, tmpdir);
+    check_normals_unit(s);
+    check_winding(s);
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        const float *p = &s->positions[3 * i], *uv = &s->uvs[2 * i], *n = &s->normals[3 * i];
+        CHECK_NEAR(p[2], 2.0);
+        CHECK_NEAR(n[2], 1.0);
+        /* OBJ's v runs up the image; the scene's t runs down it. */
+        CHECK_NEAR(uv[0], p[0]);
+        CHECK_NEAR(uv[1], 1.0 - p[1]);
+        /* Tangent along +s = +x; up the image (-t) is +y = cross(z, x). */
+        CHECK_NEAR(s->tangents[4 * i], 1.0);
+        CHECK_NEAR(s->tangents[4 * i + 3], 1.0);
+    }
+    CHECK(s->uvs1 == NULL);
+    for (int k = 0; k < 3; k++) {
+        CHECK_NEAR(s->bounds_min[k], k == 2 ? 2 : 0);
+        CHECK_NEAR(s->bounds_max[k], k == 2 ? 2 : 1);
+    }
+    CHECK(!s->camera.from_file);
+    CHECK_EQ_INT(s->nlights, 0);
+    CHECK_EQ_INT(s->nembedded, 0);
+
+    /* The triangles' material is "stone" (assimp may add a default one). */
+    REQUIRE(s->material[0] < s->nmaterials);
+    CHECK_EQ_INT(s->material[0], s->material[1]);
+    const rt_material *m = &s->materials[s->material[0]];
+    CHECK_EQ_STR(m->name, "stone");
+    CHECK_NEAR(m->base_color[0], 0.5);
+    CHECK_NEAR(m->base_color[1], 0.6);
+    CHECK_NEAR(m->base_color[2], 0.7);
+    CHECK_NEAR(m->base_color[3], 1.0);
+    CHECK_NEAR(m->metallic, 0.0);
+    CHECK_NEAR(m->roughness, sqrt(2.0 / 100.0));
+    CHECK_NEAR(m->alpha_cutoff, 0.5); /* map_d */
+
+    char want[600];
+    snprintf(want, sizeof want, "%s/tex/base.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_BASE_COLOR].filename, want);
+    snprintf(want, sizeof want, "%s/tex/bump.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_NORMAL].filename, want);
+    snprintf(want, sizeof want, "%s/spec.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_METALLIC_ROUGHNESS].filename, want);
+    CHECK_EQ_STR(m->slots[RT_SLOT_OPACITY].filename, "/abs/alpha.png");
+    CHECK(m->slots[RT_SLOT_EMISSIVE].filename == NULL);
+    CHECK(m->slots[RT_SLOT_OCCLUSION].filename == NULL);
+    CHECK(!m->slots[RT_SLOT_BASE_COLOR].raw);
+    CHECK(m->slots[RT_SLOT_NORMAL].raw);
+    CHECK(m->slots[RT_SLOT_METALLIC_ROUGHNESS].raw);
+    CHECK(m->slots[RT_SLOT_OPACITY].raw);
+    for (int k = 0; k < RT_SLOT_COUNT; k++) {
+        const rt_texture_slot *ts = &m->slots[k];
+        if (!ts->filename) {
+            CHECK(ts->name == NULL);
+            continue;
+        }
+        CHECK_EQ_INT(ts->uv, 0);
+        CHECK(strchr(ts->filename, '\\') == NULL);
+        CHECK_EQ_PTR(ts->name, ustr_table_intern_cstr(strings, ts->filename));
+    }
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+}
+
+/* --- glTF ------------------------------------------------------------------ */
+
+/* The quad's buffer: positions, normals, UV sets 0 and 1, uint16 indices,
+ * and (in the GLB) 8 bytes of image data. */
+#define QUAD_BIN_GEOM 172
+static const char quad_image[8] = "\x89PNGfake";
+
+static size_t
+quad_bin(unsigned char *out)
+{
+    const float pos[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+    const float nrm[12] = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1};
+    /* glTF UVs: (0, 0) at the image's top-left, so t = 1 - y here. */
+    const float    uv0[8] = {0, 1, 1, 1, 1, 0, 0, 0};
+    const float    uv1[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.25f, 0.75f};
+    const uint16_t idx[6] = {0, 1, 2, 0, 2, 3};
+    size_t         o = 0;
+    memcpy(out + o, pos, sizeof pos), o += sizeof pos;
+    memcpy(out + o, nrm, sizeof nrm), o += sizeof nrm;
+    memcpy(out + o, uv0, sizeof uv0), o += sizeof uv0;
+    memcpy(out + o, uv1, sizeof uv1), o += sizeof uv1;
+    memcpy(out + o, idx, sizeof idx), o += sizeof idx;
+    REQUIRE(o == QUAD_BIN_GEOM);
+    return o;
+}
+
+/* A parent (translation 10,0,0, scale 2) with the quad (translation 0,5,0),
+ * a camera (0,0,10) and a point light (1,2,3) as children; a mirrored
+ * instance (scale -1,1,1) at the root. `buffer` is the buffers[0] object;
+ * `images` the images array. */
+static void
+quad_gltf(char *out, size_t size, const char *buffer, const char *images)
+{
+    snprintf(
+        out, size,
+        "{\"asset\":{\"version\":\"2.0\"},"
+        "\"extensionsUsed\":[\"KHR_lights_punctual\"],"
+        "\"extensions\":{\"KHR_lights_punctual\":{\"lights\":["
+        "{\"type\":\"point\",\"color\":[1,0.5,0.25],\"intensity\":4}]}},"
+        "\"scene\":0,\"scenes\":[{\"nodes\":[0,4]}],"
+        "\"nodes\":["
+        "{\"name\":\"parent\",\"translation\":[10,0,0],\"scale\":[2,2,2],\"children\":[1,2,3]},"
+        "{\"name\":\"child\",\"mesh\":0,\"translation\":[0,5,0]},"
+        "{\"name\":\"eye\",\"camera\":0,\"translation\":[0,0,10]},"
+        "{\"name\":\"lamp\",\"translation\":[1,2,3],"
+        "\"extensions\":{\"KHR_lights_punctual\":{\"light\":0}}},"
+        "{\"name\":\"mirror\",\"mesh\":0,\"scale\":[-1,1,1]}],"
+        "\"cameras\":[{\"type\":\"perspective\",\"perspective\":"
+        "{\"yfov\":0.8,\"aspectRatio\":1.5,\"znear\":0.1,\"zfar\":100}}],"
+        "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"NORMAL\":1,"
+        "\"TEXCOORD_0\":2,\"TEXCOORD_1\":3},\"indices\":4,\"material\":0}]}],"
+        "\"materials\":[{\"name\":\"pbr\",\"pbrMetallicRoughness\":{"
+        "\"baseColorFactor\":[0.5,0.25,1,1],\"baseColorTexture\":{\"index\":0},"
+        "\"metallicFactor\":0.3,\"roughnessFactor\":0.7,"
+        "\"metallicRoughnessTexture\":{\"index\":1}},"
+        "\"normalTexture\":{\"index\":2,\"scale\":0.9},"
+        "\"occlusionTexture\":{\"index\":3,\"texCoord\":1,\"strength\":0.6},"
+        "\"emissiveTexture\":{\"index\":4},\"emissiveFactor\":[1,0.5,0],"
+        "\"alphaMode\":\"MASK\",\"alphaCutoff\":0.3,\"doubleSided\":true}],"
+        "\"textures\":[{\"source\":0},{\"source\":1},{\"source\":2},{\"source\":3},"
+        "{\"source\":4}],"
+        "\"images\":%s,"
+        "\"buffers\":[%s],"
+        "\"bufferViews\":["
+        "{\"buffer\":0,\"byteOffset\":0,\"byteLength\":48},"
+        "{\"buffer\":0,\"byteOffset\":48,\"byteLength\":48},"
+        "{\"buffer\":0,\"byteOffset\":96,\"byteLength\":32},"
+        "{\"buffer\":0,\"byteOffset\":128,\"byteLength\":32},"
+        "{\"buffer\":0,\"byteOffset\":160,\"byteLength\":12},"
+        "{\"buffer\":0,\"byteOffset\":172,\"byteLength\":8}],"
+        "\"accessors\":["
+        "{\"bufferView\":0,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\","
+        "\"min\":[0,0,0],\"max\":[1,1,0]},"
+        "{\"bufferView\":1,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\"},"
+        "{\"bufferView\":2,\"componentType\":5126,\"count\":4,\"type\":\"VEC2\"},"
+        "{\"bufferView\":3,\"componentType\":5126,\"count\":4,\"type\":\"VEC2\"},"
+        "{\"bufferView\":4,\"componentType\":5123,\"count\":6,\"type\":\"SCALAR\"}]}",
+        images, buffer);
+}
+
+static const char quad_images_files[] =
+    "[{\"uri\":\"tex/base.png\"},{\"uri\":\"tex/mr.png\"},{\"uri\":\"normal.png\"},"
+    "{\"uri\":\"tex/ao.png\"},{\"uri\":\"/abs/emit.png\"}]";
+
+static char *
+write_quad_gltf(void)
+{
+    unsigned char bin[QUAD_BIN_GEOM + sizeof quad_image];
+    size_t        n = quad_bin(bin);
+    memcpy(bin + n, quad_image, sizeof quad_image);
+    file_write(tmp_path("quad.bin"), bin, sizeof bin);
+    char buffer[128];
+    snprintf(buffer, sizeof buffer, "{\"uri\":\"quad.bin\",\"byteLength\":%zu}", sizeof bin);
+    static char json[8192];
+    quad_gltf(json, sizeof json, buffer, quad_images_files);
+    file_write_str(tmp_path("quad.gltf"), json);
+    return json;
+}
+
+/* A GLB of the same scene whose base-colour image lives in the BIN chunk. */
+static size_t
+quad_glb(unsigned char *out, size_t cap)
+{
+    unsigned char bin[QUAD_BIN_GEOM + sizeof quad_image];
+    size_t        nbin = quad_bin(bin);
+    memcpy(bin + nbin, quad_image, sizeof quad_image);
+    nbin += sizeof quad_image;
+    char json[8192], buffer[64];
+    snprintf(buffer, sizeof buffer, "{\"byteLength\":%zu}", nbin);
+    quad_gltf(json, sizeof json, buffer,
+              "[{\"bufferView\":5,\"mimeType\":\"image/png\"},{\"uri\":\"tex/mr.png\"},"
+              "{\"uri\":\"normal.png\"},{\"uri\":\"tex/ao.png\"},{\"uri\":\"/abs/emit.png\"}]");
+    size_t njson = strlen(json);
+    while (njson % 4)
+        json[njson++] = ' ';
+    size_t nbinp = (nbin + 3) & ~(size_t)3;
+    size_t total = 12 + 8 + njson + 8 + nbinp;
+    REQUIRE(total <= cap);
+    uint32_t hdr[3] = {0x46546C67u, 2, (uint32_t)total}; /* "glTF", little-endian */
+    uint32_t jh[2] = {(uint32_t)njson, 0x4E4F534Au};     /* "JSON" */
+    uint32_t bh[2] = {(uint32_t)nbinp, 0x004E4942u};     /* "BIN\0" */
+    size_t   o = 0;
+    memcpy(out + o, hdr, 12), o += 12;
+    memcpy(out + o, jh, 8), o += 8;
+    memcpy(out + o, json, njson), o += njson;
+    memcpy(out + o, bh, 8), o += 8;
+    memset(out + o, 0, nbinp);
+    memcpy(out + o, bin, nbin), o += nbinp;
+    return o;
+}
+
+static void
+check_quad_scene(const rt_scene *s)
+{
+    CHECK_EQ_INT(s->ntris, 4);
+    CHECK_EQ_INT(s->nverts, 8);
+    check_normals_unit(s);
+    check_winding(s);
+    /* Child instance: parent * (child translation + p) = 10 + 2 * (p + (0,5,0)).
+     * Mirrored instance: (-x, y, z). Told apart by the sign of x. */
+    int child = 0, mirror = 0;
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        const float *p = &s->positions[3 * i], *uv = &s->uvs[2 * i], *t = &s->tangents[4 * i];
+        CHECK_NEAR(s->normals[3 * i + 2], 1.0);
+        if (p[0] >= 10) {
+            child++;
+            double x = (p[0] - 10) / 2, y = p[1] / 2 - 5;
+            CHECK(fabs(x) < 1e-5 || fabs(x - 1) < 1e-5);
+            CHECK(fabs(y) < 1e-5 || fabs(y - 1) < 1e-5);
+            CHECK_NEAR(p[2], 0.0);
+            CHECK_NEAR(uv[0], x);
+            CHECK_NEAR(uv[1], 1 - y); /* glTF's own (s, t) */
+            CHECK_NEAR(t[0], 1.0);
+            CHECK_NEAR(t[3], 1.0);
+        } else {
+            mirror++;
+            CHECK(p[0] <= 0);
+            CHECK_NEAR(uv[0], -p[0]);
+            CHECK_NEAR(uv[1], 1 - p[1]);
+            /* +s now runs along -x and the handedness flips with it. */
+            CHECK_NEAR(t[0], -1.0);
+            CHECK_NEAR(t[3], -1.0);
+        }
+    }
+    CHECK_EQ_INT(child, 4);
+    CHECK_EQ_INT(mirror, 4);
+    REQUIRE(s->uvs1);
+    bool found = false;
+    for (uint32_t i = 0; i < s->nverts; i++)
+        found |= fabsf(s->uvs1[2 * i] - 0.25f) < 1e-6f && fabsf(s->uvs1[2 * i + 1] - 0.75f) < 1e-6f;
+    CHECK(found);
+    CHECK_NEAR(s->bounds_min[0], -1.0);
+    CHECK_NEAR(s->bounds_max[0], 12.0);
+    CHECK_NEAR(s->bounds_max[1], 12.0);
+
+    /* Camera at parent * (0,0,10) = (10,0,20), looking down -z. */
+    CHECK(s->camera.from_file);
+    CHECK_NEAR(s->camera.position[0], 10.0);
+    CHECK_NEAR(s->camera.position[1], 0.0);
+    CHECK_NEAR(s->camera.position[2], 20.0);
+    CHECK_NEAR(s->camera.forward[2], -1.0);
+    CHECK_NEAR(s->camera.up[1], 1.0);
+    CHECK_NEAR(s->camera.yfov, 0.8);
+
+    /* Light at parent * (1,2,3) = (12,4,6), colour times intensity. */
+    REQUIRE(s->nlights == 1);
+    CHECK_EQ_INT(s->lights[0].kind, RT_LIGHT_POINT);
+    CHECK_NEAR(s->lights[0].position[0], 12.0);
+    CHECK_NEAR(s->lights[0].position[1], 4.0);
+    CHECK_NEAR(s->lights[0].position[2], 6.0);
+    CHECK_NEAR(s->lights[0].color[0], 4.0);
+    CHECK_NEAR(s->lights[0].color[1], 2.0);
+    CHECK_NEAR(s->lights[0].color[2], 1.0);
+
+    REQUIRE(s->material[0] < s->nmaterials);
+    const rt_material *m = &s->materials[s->material[0]];
+    CHECK_EQ_STR(m->name, "pbr");
+    CHECK_NEAR(m->base_color[0], 0.5);
+    CHECK_NEAR(m->base_color[1], 0.25);
+    CHECK_NEAR(m->base_color[2], 1.0);
+    CHECK_NEAR(m->base_color[3], 1.0);
+    CHECK_NEAR(m->metallic, 0.3);
+    CHECK_NEAR(m->roughness, 0.7);
+    CHECK_NEAR(m->emissive[0], 1.0);
+    CHECK_NEAR(m->emissive[1], 0.5);
+    CHECK_NEAR(m->emissive[2], 0.0);
+    CHECK_NEAR(m->normal_scale, 0.9);
+    CHECK_NEAR(m->occlusion_strength, 0.6);
+    CHECK_NEAR(m->alpha_cutoff, 0.3);
+    CHECK(m->double_sided);
+    char want[600];
+    snprintf(want, sizeof want, "%s/tex/mr.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_METALLIC_ROUGHNESS].filename, want);
+    snprintf(want, sizeof want, "%s/normal.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_NORMAL].filename, want);
+    snprintf(want, sizeof want, "%s/tex/ao.png", tmpdir);
+    CHECK_EQ_STR(m->slots[RT_SLOT_OCCLUSION].filename, want);
+    CHECK_EQ_STR(m->slots[RT_SLOT_EMISSIVE].filename, "/abs/emit.png");
+    CHECK(m->slots[RT_SLOT_OPACITY].filename == NULL);
+    CHECK_EQ_INT(m->slots[RT_SLOT_OCCLUSION].uv, 1);
+    CHECK_EQ_INT(m->slots[RT_SLOT_BASE_COLOR].uv, 0);
+    CHECK(!m->slots[RT_SLOT_BASE_COLOR].raw);
+    CHECK(!m->slots[RT_SLOT_EMISSIVE].raw);
+    CHECK(m->slots[RT_SLOT_METALLIC_ROUGHNESS].raw);
+    CHECK(m->slots[RT_SLOT_NORMAL].raw);
+    CHECK(m->slots[RT_SLOT_OCCLUSION].raw);
+    for (int k = 0; k < RT_SLOT_COUNT; k++)
+        if (m->slots[k].filename)
+            CHECK_EQ_PTR(m->slots[k].name, ustr_intern_cstr(m->slots[k].filename));
+}
+
+static void
+case_gltf(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    write_quad_gltf();
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path("quad.gltf"), NULL, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+    check_quad_scene(s);
+    char want[600];
+    snprintf(want, sizeof want, "%s/tex/base.png", tmpdir);
+    CHECK_EQ_STR(s->materials[s->material[0]].slots[RT_SLOT_BASE_COLOR].filename, want);
+    CHECK_EQ_INT(s->nembedded, 0);
+    rt_scene_free(s);
+}
+
+static void
+case_glb(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    static unsigned char glb[16384];
+    size_t               n = quad_glb(glb, sizeof glb);
+    file_write(tmp_path("quad.glb"), glb, n);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path("quad.glb"), NULL, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+    check_quad_scene(s);
+    char want[600];
+    snprintf(want, sizeof want, "%s#embedded0.png", tmp_path("quad.glb"));
+    REQUIRE(s->nembedded == 1);
+    CHECK_EQ_STR(s->embedded[0].name, want);
+    CHECK_EQ_INT(s->embedded[0].size, sizeof quad_image);
+    CHECK(memcmp(s->embedded[0].data, quad_image, sizeof quad_image) == 0);
+    const rt_texture_slot *b = &s->materials[s->material[0]].slots[RT_SLOT_BASE_COLOR];
+    CHECK_EQ_STR(b->filename, want);
+    CHECK_EQ_PTR(b->name, ustr_intern_cstr(want));
+    rt_scene_free(s);
+}
+
+/* --- shared test data ------------------------------------------------------ */
+
+static rt_scene *
+testdata_load(const char *dir, const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(path, NULL, &s, err);
+    if (r != RT_OK) {
+        fprintf(stderr, "%s: %s\n", path, err);
+        CHECK_EQ_INT(r, RT_OK);
+        return NULL;
+    }
+    CHECK(s->ntris > 0);
+    check_normals_unit(s);
+    for (uint32_t t = 0; t < 3 * s->ntris; t++)
+        if (s->indices[t] >= s->nverts) {
+            CHECK(s->indices[t] < s->nverts);
+            break;
+        }
+    return s;
+}
+
+/* Every slot that names a file names one that exists. */
+static int
+check_slots_exist(const rt_scene *s)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < s->nmaterials; i++)
+        for (int k = 0; k < RT_SLOT_COUNT; k++) {
+            const char *f = s->materials[i].slots[k].filename;
+            if (!f || strstr(f, "#embedded"))
+                continue;
+            n++;
+            if (!file_exists(f))
+                fprintf(stderr, "missing texture: %s\n", f);
+            CHECK(file_exists(f));
+            CHECK(strchr(f, '\\') == NULL);
+        }
+    return n;
+}
+
+static void
+case_testdata(const char *dir)
+{
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/scene-fox-glb/Fox.glb", dir ? dir : "");
+    if (!dir || !file_exists(probe)) {
+        fprintf(stderr, "skipped: no scenes under %s\n", dir ? dir : "(none)");
+        exit(SKIP);
+    }
+
+    rt_scene *s = testdata_load(dir, "scene-stellarium-testscene/"
+                                     "Stellarium-Testscene_withGrid_Bump.obj");
+    if (s) {
+        CHECK_EQ_INT(s->ntris, 3242);
+        CHECK_EQ_INT(check_slots_exist(s), 4); /* 3 map_Kd + 1 map_bump */
+        CHECK(!s->camera.from_file);
+        rt_scene_free(s);
+    }
+
+    s = testdata_load(dir, "scene-fox-glb/Fox.glb");
+    if (s) {
+        CHECK_EQ_INT(s->ntris, 576);
+        REQUIRE(s->nembedded == 1);
+        CHECK(s->embedded[0].size > 0);
+        CHECK(memcmp(s->embedded[0].data, "\x89PNG", 4) == 0);
+        const char *e = strstr(s->embedded[0].name, "Fox.glb#embedded0.png");
+        CHECK(e && strcmp(e, "Fox.glb#embedded0.png") == 0);
+        bool used = false;
+        for (uint32_t i = 0; i < s->nmaterials; i++)
+            used |= s->materials[i].slots[RT_SLOT_BASE_COLOR].filename == s->embedded[0].name;
+        CHECK(used);
+        rt_scene_free(s);
+    }
+
+    s = testdata_load(dir, "scene-cge-castle/castle.gltf");
+    if (s) {
+        CHECK_EQ_INT(s->ntris, 24614); /* instances included */
+        CHECK_EQ_INT(check_slots_exist(s), 11);
+        CHECK(!s->camera.from_file);
+        CHECK_EQ_INT(s->nlights, 0);
+        rt_scene_free(s);
+    }
+
+    s = testdata_load(dir, "scene-cge-example-level/example_level.gltf");
+    if (s) {
+        CHECK_EQ_INT(s->ntris, 2908);
+        CHECK(s->camera.from_file);
+        CHECK_NEAR(s->camera.yfov, 0.5033799372418416); /* the file's yfov */
+        CHECK_EQ_INT(s->nlights, 6);
+        check_slots_exist(s);
+        rt_scene_free(s);
+    }
+
+    s = testdata_load(dir, "scene-cge-test-environment/test_environment.gltf");
+    if (s) {
+        CHECK_EQ_INT(s->ntris, 32282);
+        CHECK(s->camera.from_file);
+        CHECK_NEAR(s->camera.yfov, 0.39959652046304894); /* no aspectRatio */
+        CHECK_EQ_INT(s->nlights, 3);
+        check_slots_exist(s);
+        rt_scene_free(s);
+    }
+}
+
+/* The glTF-Validator's damaged GLBs: an error line or a scene, no crash. */
+static void
+case_validator_glb(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/gltf-validator-glb", dir ? dir : "");
+    DIR *d = dir ? opendir(path) : NULL;
+    if (!d) {
+        fprintf(stderr, "skipped: no %s\n", path);
+        exit(SKIP);
+    }
+    struct dirent *e;
+    int            n = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".glb") != 0)
+            continue;
+        char file[2048];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        rt_scene *s = NULL;
+        char      err[RT_ERR_LEN];
+        rt_result r = rt_scene_load(file, NULL, &s, err);
+        n++;
+        if (r == RT_OK) {
+            CHECK(s && s->ntris > 0);
+            rt_scene_free(s);
+        } else {
+            CHECK(s == NULL);
+            CHECK(r == RT_ERR_FORMAT || r == RT_ERR_EMPTY);
+            check_err_line(err);
+            CHECK(strstr(err, file) == NULL);
+        }
+    }
+    closedir(d);
+    CHECK(n >= 28);
+}
+
+/* --- bad input ------------------------------------------------------------- */
+
+static void
+expect_fail(const char *path, rt_result want, const char *msg)
+{
+    rt_scene *s = (rt_scene *)&s; /* must come back NULL */
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(path, NULL, &s, err);
+    CHECK_EQ_INT(r, want);
+    CHECK(s == NULL);
+    check_err_line(err);
+    if (strchr(msg, '*')) {
+        size_t n = (size_t)(strchr(msg, '*') - msg);
+        if (strncmp(err, msg, n) != 0)
+            RT_CHECK_FAIL_("error \"%s\" does not start with \"%.*s\"", err, (int)n, msg);
+    } else {
+        CHECK_EQ_STR(err, msg);
+    }
+    CHECK(strstr(err, path) == NULL);
+}
+
+static void
+case_missing(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    expect_fail(tmp_path("nope.gltf"), RT_ERR_OPEN, "cannot open: No such file or directory");
+}
+
+static void
+case_directory(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    expect_fail(tmpdir, RT_ERR_OPEN, "cannot open: Is a directory");
+}
+
+static void
+case_empty(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    file_write_str(tmp_path("empty.obj"), "");
+    expect_fail(tmp_path("empty.obj"), RT_ERR_FORMAT, "not a scene file: empty file");
+}
+
+static void
+case_not_scene(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    file_write_str(tmp_path("notes.txt"), "These are not the triangles you are looking for.\n");
+    expect_fail(tmp_path("notes.txt"), RT_ERR_FORMAT, "not a scene file: *");
+}
+
+static void
+case_truncated_gltf(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    char *json = write_quad_gltf();
+    file_write(tmp_path("cut.gltf"), json, strlen(json) / 2);
+    expect_fail(tmp_path("cut.gltf"), RT_ERR_FORMAT, "not a scene file: *");
+}
+
+static void
+case_truncated_glb(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    static unsigned char glb[16384];
+    size_t               n = quad_glb(glb, sizeof glb);
+    /* Cut in the JSON, and cut in the BIN chunk. */
+    file_write(tmp_path("cut1.glb"), glb, n / 2);
+    expect_fail(tmp_path("cut1.glb"), RT_ERR_FORMAT, "not a scene file: *");
+    file_write(tmp_path("cut2.glb"), glb, n - 20);
+    expect_fail(tmp_path("cut2.glb"), RT_ERR_FORMAT, "not a scene file: *");
+}
+
+static void
+case_no_triangles(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    file_write_str(tmp_path("points.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\np 1\np 2\np 3\nl 1 2\n");
+    expect_fail(tmp_path("points.obj"), RT_ERR_EMPTY, "no triangles");
+}
+
+static void
+case_bad_args(const char *arg)
+{
+    (void)arg;
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    CHECK_EQ_INT(rt_scene_load(NULL, NULL, &s, err), RT_ERR_INVALID);
+    CHECK(s == NULL);
+    CHECK_EQ_INT(rt_scene_load("", NULL, &s, err), RT_ERR_INVALID);
+    CHECK_EQ_INT(rt_scene_load("x.gltf", NULL, NULL, err), RT_ERR_INVALID);
+    rt_scene_free(NULL);
+    for (int r = RT_OK; r <= RT_ERR_INVALID; r++)
+        CHECK(rt_result_str((rt_result)r)[0] != '\0');
+}
+
+static const rt_test_case cases[] = {
+    {"obj", case_obj},
+    {"gltf", case_gltf},
+    {"glb", case_glb},
+    {"testdata", case_testdata},
+    {"validator_glb", case_validator_glb},
+    {"missing", case_missing},
+    {"directory", case_directory},
+    {"empty", case_empty},
+    {"not_scene", case_not_scene},
+    {"truncated_gltf", case_truncated_gltf},
+    {"truncated_glb", case_truncated_glb},
+    {"no_triangles", case_no_triangles},
+    {"bad_args", case_bad_args},
+    {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    return rt_test_main(cases, argc, argv);
+}

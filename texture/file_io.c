@@ -1,0 +1,71 @@
+/* What the image codecs share (tex_io_internal.h). */
+#define _POSIX_C_SOURCE 200809L /* fileno */
+#include "tex_io_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+tex_result
+tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
+{
+    *out = (tex_image){0};
+    err[0] = '\0';
+    *f = NULL;
+    if (!path) {
+        snprintf(err, TEX_ERR_LEN, "no file name");
+        return TEX_ERR_INVALID;
+    }
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
+        return TEX_ERR_OPEN;
+    }
+    struct stat st;
+    int         e = fstat(fileno(file), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (e) {
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(e));
+        fclose(file);
+        return TEX_ERR_OPEN;
+    }
+    *f = file;
+    return TEX_OK;
+}
+
+void *
+tex__io_read_state(size_t size, FILE *f, char err[TEX_ERR_LEN])
+{
+    void *state = calloc(1, size);
+    if (!state) {
+        fclose(f);
+        snprintf(err, TEX_ERR_LEN, "out of memory");
+    }
+    return state;
+}
+
+tex_result
+tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out)
+{
+    fclose(f);
+    if (code == TEX_OK)
+        *out = *img;
+    else
+        tex_image_free(img);
+    return code;
+}
+
+void
+tex__io_message(char err[TEX_ERR_LEN], const char *prefix, const char *msg)
+{
+    int n = snprintf(err, TEX_ERR_LEN, "%s", prefix);
+    if (n < 0 || n >= TEX_ERR_LEN)
+        return;
+    snprintf(err + n, (size_t)(TEX_ERR_LEN - n), "%s", msg);
+    char *m = err + n;
+    if (m[0] >= 'A' && m[0] <= 'Z' && m[1] >= 'a' && m[1] <= 'z')
+        m[0] = (char)(m[0] - 'A' + 'a');
+    for (char *p = m; *p; p++) /* one line */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}

@@ -1,0 +1,38 @@
+/* Private to the image codecs in texture/ (png.c, jpeg.c): the steps every
+ * read shares (opening the file, the decoder's state, handing the image
+ * over), and a library's message made into one of ours. Kept apart from
+ * texture_internal.h so that the codecs need only tex_image.h. */
+#ifndef TEX_IO_INTERNAL_H
+#define TEX_IO_INTERNAL_H
+
+#include "tex_image.h"
+
+#include <stdio.h>
+
+/* The start of every tex_*_read(): clears *out and err, then opens `path`
+ * for reading. On TEX_OK *f is the stream, yours: close it with
+ * tex__io_read_close() or fclose(). Otherwise *f is NULL and err says why:
+ * a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot be
+ * opened, or a directory (fopen() accepts one and only the first read would
+ * fail), is TEX_ERR_OPEN ("cannot open: REASON", strerror's). Safe on any
+ * thread. */
+tex_result tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f);
+
+/* A decoder's state for the read of f: `size` zeroed bytes, yours to
+ * free(). Out of memory: NULL, with f closed and "out of memory" in err
+ * (the read then returns TEX_ERR_NOMEM). */
+void *tex__io_read_state(size_t size, FILE *f, char err[TEX_ERR_LEN]);
+
+/* The end of every tex_*_read() that opened f: closes f and hands the
+ * decoded image over. On code == TEX_OK *out takes *img (the pixels are the
+ * caller's now); otherwise img's pixels are freed and *out stays as
+ * tex__io_read_open() left it. Returns code. */
+tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out);
+
+/* Writes prefix + msg into err as one line: a library's message (libpng's,
+ * libjpeg's) made to read like ours. msg's first letter is lower-cased
+ * unless it starts a capitalised word such as "IDAT" or "JPEG"; line breaks
+ * become spaces; the whole is cut to TEX_ERR_LEN - 1 bytes. */
+void tex__io_message(char err[TEX_ERR_LEN], const char *prefix, const char *msg);
+
+#endif

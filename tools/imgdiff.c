@@ -1,0 +1,132 @@
+/* imgdiff: compares two images (PNG, JPEG or EXR) pixel by pixel, as image
+ * regression tests do: a pixel fails when any channel differs by more than
+ * --tolerance (in linear light, 0..1 for 8-bit images); the images match
+ * when at most --max-fail pixels fail.
+ *
+ *   imgdiff [--tolerance E] [--max-fail N] [--quiet] A B
+ *
+ * Prints one line: "imgdiff: match: 3 of 65536 pixels over 0.005 (max 0.0123
+ * at 10,20)" or "imgdiff: differ: ...". Exit 0 on a match, 1 when they
+ * differ or cannot be compared (sizes, channels, unreadable: one line
+ * naming the file), 2 on a bad command line. */
+#include "tex_image.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: imgdiff [--tolerance E] [--max-fail N] [--quiet] A B\n"
+          "  --tolerance E   largest per-channel difference that still passes (default 0)\n"
+          "  --max-fail N    pixels allowed over the tolerance (default 0)\n"
+          "  --quiet         print nothing; the exit status says it\n",
+          f);
+}
+
+/* Reads an image as linear floats. */
+static bool
+read_linear(const char *path, tex_image *out)
+{
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    if (tex_image_read(path, &img, err) != TEX_OK ||
+        tex_image_convert(&img, TEX_TYPE_FLOAT, false, out, err) != TEX_OK) {
+        fprintf(stderr, "imgdiff: %s: %s\n", path, err);
+        tex_image_free(&img);
+        return false;
+    }
+    tex_image_free(&img);
+    return true;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"tolerance", required_argument, NULL, 't'},
+                                             {"max-fail", required_argument, NULL, 'm'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    double                     tolerance = 0;
+    long                       max_fail = 0;
+    bool                       quiet = false;
+    int                        c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 't':
+            tolerance = strtod(optarg, &end);
+            if (*end || !(tolerance >= 0)) {
+                fprintf(stderr, "imgdiff: bad --tolerance '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'm':
+            max_fail = strtol(optarg, &end, 10);
+            if (*end || max_fail < 0) {
+                fprintf(stderr, "imgdiff: bad --max-fail '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *pa = argv[optind], *pb = argv[optind + 1];
+    tex_image   a, b;
+    if (!read_linear(pa, &a))
+        return 1;
+    if (!read_linear(pb, &b)) {
+        tex_image_free(&a);
+        return 1;
+    }
+    int rc = 1;
+    if (a.width != b.width || a.height != b.height || a.nchannels != b.nchannels) {
+        fprintf(stderr, "imgdiff: %s is %ux%u with %u channels, %s is %ux%u with %u\n", pa, a.width,
+                a.height, a.nchannels, pb, b.width, b.height, b.nchannels);
+        goto done;
+    }
+    const float *fa = a.pixels, *fb = b.pixels;
+    long         failed = 0;
+    double       worst = 0;
+    uint32_t     wx = 0, wy = 0;
+    for (uint32_t y = 0; y < a.height; y++) {
+        for (uint32_t x = 0; x < a.width; x++) {
+            double d = 0;
+            for (uint32_t k = 0; k < a.nchannels; k++) {
+                size_t i = ((size_t)y * a.width + x) * a.nchannels + k;
+                double e = fabs((double)fa[i] - (double)fb[i]);
+                if (!(e == e)) /* NaN in one of them: as bad as it gets */
+                    e = INFINITY;
+                d = e > d ? e : d;
+            }
+            failed += d > tolerance;
+            if (d > worst)
+                worst = d, wx = x, wy = y;
+        }
+    }
+    rc = failed <= max_fail ? 0 : 1;
+    if (!quiet)
+        printf("imgdiff: %s: %ld of %lu pixels over %g (max %g at %u,%u)\n",
+               rc ? "differ" : "match", failed, (unsigned long)a.width * a.height, tolerance, worst,
+               wx, wy);
+done:
+    tex_image_free(&a);
+    tex_image_free(&b);
+    return rc;
+}
