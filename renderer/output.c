@@ -1,0 +1,167 @@
+/* Writing the image (EXR or PNG, never half-written: the texture library's
+ * writers go through a temporary file and a rename), and the report. */
+#include "rt_render.h"
+#include "tex_exr.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#ifndef RT_VERSION
+#define RT_VERSION "0"
+#endif
+
+static bool
+is_png(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".png") == 0;
+}
+
+static rt_result
+from_tex(tex_result r)
+{
+    return r == TEX_OK ? RT_OK : r == TEX_ERR_NOMEM ? RT_ERR_NOMEM : RT_ERR_OPEN;
+}
+
+rt_result
+rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
+               char err[RT_ERR_LEN])
+{
+    const char *path = o->output ? o->output : "render.exr";
+    tex_image   film = {.width = img->width,
+                        .height = img->height,
+                        .nchannels = 4,
+                        .type = TEX_TYPE_FLOAT,
+                        .pixels = img->rgba};
+    char        terr[TEX_ERR_LEN];
+    tex_result  r;
+    if (is_png(path)) {
+        /* Exposure, then clamp and sRGB-encode to 8 bits. */
+        tex_image exposed, png;
+        float     k = exp2f(o->exposure);
+        r = tex_image_alloc(&exposed, img->width, img->height, 4, TEX_TYPE_FLOAT, terr);
+        if (r == TEX_OK) {
+            float *p = exposed.pixels;
+            for (size_t i = 0; i < (size_t)img->width * img->height * 4; i++)
+                p[i] = i % 4 == 3 ? img->rgba[i] : img->rgba[i] * k;
+            r = tex_image_convert(&exposed, TEX_TYPE_U8, true, &png, terr);
+            tex_image_free(&exposed);
+        }
+        if (r == TEX_OK) {
+            r = tex_png_write(path, &png, terr);
+            tex_image_free(&png);
+        }
+    } else {
+        char threads[32], spp[32];
+        snprintf(threads, sizeof threads, "%u", stats->threads);
+        snprintf(spp, sizeof spp, "%u", o->spp);
+        tex_exr_attr attrs[] = {
+            {.name = "rt:version", .is_string = true, .s = RT_VERSION},
+            {.name = "rt:render_seconds", .f = (float)stats->render_secs},
+            {.name = "rt:threads", .is_string = true, .s = threads},
+            {.name = "rt:spp", .is_string = true, .s = spp},
+            {.name = "rt:texture_mode",
+             .is_string = true,
+             .s = rt_texture_mode_name(o->texture_mode)},
+            {.name = "rt:ustring_lock", .is_string = true, .s = ustr_lock_name(o->lock)},
+            {.name = "rt:integrator", .is_string = true, .s = rt_integrator_name(o->integrator)},
+        };
+        r = tex_exr_write_scanline(path, &film, attrs, sizeof attrs / sizeof attrs[0], terr);
+    }
+    if (r != TEX_OK)
+        snprintf(err, RT_ERR_LEN, "%s", terr);
+    return from_tex(r);
+}
+
+static double
+per_sec(uint64_t n, double secs)
+{
+    return secs > 0 ? (double)n / secs : 0;
+}
+
+void
+rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, ustr_table *strings,
+                FILE *f)
+{
+    const rt_thread_stats *t = &s->total;
+    double                 most = 0, least = 1e300;
+    for (unsigned i = 0; i < s->threads; i++) {
+        most = s->per_thread[i].busy_secs > most ? s->per_thread[i].busy_secs : most;
+        least = s->per_thread[i].busy_secs < least ? s->per_thread[i].busy_secs : least;
+    }
+    fprintf(f, "render: %ux%u, %u spp, %u threads, %s, texture %s, intern %s, lock %s\n", o->width,
+            o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
+            rt_texture_mode_name(o->texture_mode),
+            o->intern == RT_INTERN_ONCE ? "once" : "per-lookup", ustr_lock_name(o->lock));
+    fprintf(f, "  time: scene %.3f s, BVH %.3f s, render %.3f s\n", s->load_secs, s->bvh_secs,
+            s->render_secs);
+    fprintf(f, "  threads: busy %.3f..%.3f s (imbalance %.1f%%), %" PRIu64 " tiles\n", least, most,
+            most > 0 ? 100.0 * (most - least) / most : 0.0, s->ntiles);
+    fprintf(f, "  rays %" PRIu64 " (%.2f Mrays/s), shading points %" PRIu64 "\n", t->rays,
+            per_sec(t->rays, s->render_secs) / 1e6, t->shading_points);
+    fprintf(f,
+            "  texture lookups %" PRIu64 " (%.2f M/s, %" PRIu64 " errors), interns %" PRIu64
+            ", bypassed %" PRIu64 ", early-outs %" PRIu64 "\n",
+            t->lookups, per_sec(t->lookups, s->render_secs) / 1e6, t->lookup_errors, t->interns,
+            t->bypasses, t->early_outs);
+    ustr_stats us;
+    ustr_table_stats(strings, &us);
+    ustr_stats_print(&us, "  ustring: ", f);
+    tex_stats ss;
+    tex_system_stats(ts, &ss);
+    tex_stats_print(&ss, "  texture: ", f);
+}
+
+rt_result
+rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, ustr_table *strings,
+               const char *path, char err[RT_ERR_LEN])
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(errno));
+        return RT_ERR_OPEN;
+    }
+    const rt_thread_stats *t = &s->total;
+    ustr_stats             us;
+    tex_stats              ss;
+    ustr_table_stats(strings, &us);
+    tex_system_stats(ts, &ss);
+    fprintf(f,
+            "{\"width\": %u, \"height\": %u, \"spp\": %u, \"threads\": %u,\n"
+            " \"integrator\": \"%s\", \"texture_mode\": \"%s\", \"intern\": \"%s\","
+            " \"ustring_lock\": \"%s\",\n"
+            " \"load_secs\": %.6f, \"bvh_secs\": %.6f, \"render_secs\": %.6f,\n"
+            " \"tiles\": %" PRIu64 ", \"rays\": %" PRIu64 ", \"shading_points\": %" PRIu64 ",\n"
+            " \"lookups\": %" PRIu64 ", \"lookup_errors\": %" PRIu64 ", \"interns\": %" PRIu64
+            ", \"bypasses\": %" PRIu64 ", \"early_outs\": %" PRIu64 ",\n",
+            o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
+            rt_texture_mode_name(o->texture_mode),
+            o->intern == RT_INTERN_ONCE ? "once" : "per-lookup", ustr_lock_name(o->lock),
+            s->load_secs, s->bvh_secs, s->render_secs, s->ntiles, t->rays, t->shading_points,
+            t->lookups, t->lookup_errors, t->interns, t->bypasses, t->early_outs);
+    fprintf(f, " \"thread_busy_secs\": [");
+    for (unsigned i = 0; i < s->threads; i++)
+        fprintf(f, "%s%.6f", i ? ", " : "", s->per_thread[i].busy_secs);
+    fprintf(f,
+            "],\n \"ustring\": {\"lookups\": %" PRIu64 ", \"inserts\": %" PRIu64
+            ", \"contended\": %" PRIu64 ", \"strings\": %" PRIu64 "},\n",
+            us.lookups, us.inserts, us.contended, us.strings);
+    fprintf(f,
+            " \"texture\": {\"lookups\": %" PRIu64 ", \"tile_hits\": %" PRIu64
+            ", \"tile_misses\": %" PRIu64 ", \"tiles_loaded\": %" PRIu64
+            ", \"tiles_evicted\": %" PRIu64 ", \"bytes_read\": %" PRIu64
+            ", \"files_opened\": %" PRIu64 ", \"file_errors\": %" PRIu64
+            ", \"peak_memory\": %" PRIu64 "}}\n",
+            ss.lookups, ss.tile_hits, ss.tile_misses, ss.tiles_loaded, ss.tiles_evicted,
+            ss.bytes_read, ss.files_opened, ss.file_errors, ss.peak_memory);
+    if (fclose(f) != 0) {
+        snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(errno));
+        return RT_ERR_OPEN;
+    }
+    return RT_OK;
+}

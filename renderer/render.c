@@ -1,0 +1,537 @@
+/* The render loop: Embree for visibility, tiles handed out by an atomic
+ * counter, per-pixel seeded sampling (so the image never depends on threads
+ * or tile size), and shading that looks every texture slot up by filename
+ * in the mode the options ask for. */
+#include "rt_render.h"
+
+#include <embree3/rtcore.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct v3 {
+    float x, y, z;
+} v3;
+
+static inline v3
+v3_add(v3 a, v3 b)
+{
+    return (v3){a.x + b.x, a.y + b.y, a.z + b.z};
+}
+static inline v3
+v3_sub(v3 a, v3 b)
+{
+    return (v3){a.x - b.x, a.y - b.y, a.z - b.z};
+}
+static inline v3
+v3_mul(v3 a, float k)
+{
+    return (v3){a.x * k, a.y * k, a.z * k};
+}
+static inline float
+v3_dot(v3 a, v3 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+static inline v3
+v3_cross(v3 a, v3 b)
+{
+    return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+static inline v3
+v3_norm(v3 a)
+{
+    float l = sqrtf(v3_dot(a, a));
+    return l > 0 ? v3_mul(a, 1 / l) : a;
+}
+static inline v3
+v3_load(const float *p)
+{
+    return (v3){p[0], p[1], p[2]};
+}
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- camera ---- */
+
+typedef struct view {
+    v3    origin, forward, right, up;
+    float tan_y, aspect;
+} view;
+
+static void
+view_setup(const rt_options *o, const rt_scene *s, view *v)
+{
+    v->origin = o->has_camera_pos ? v3_load(o->camera_pos) : v3_load(s->camera.position);
+    v->forward = o->has_look_at ? v3_norm(v3_sub(v3_load(o->look_at), v->origin))
+                                : v3_load(s->camera.forward);
+    v3 up = v3_load(s->camera.up);
+    v->right = v3_norm(v3_cross(v->forward, up));
+    if (v3_dot(v->right, v->right) < 0.5f) /* looking along up: pick another */
+        v->right = v3_norm(v3_cross(v->forward, (v3){0, 0, 1}));
+    v->up = v3_cross(v->right, v->forward);
+    float yfov = o->has_fov ? o->fov_degrees * (float)M_PI / 180 : s->camera.yfov;
+    v->tan_y = tanf(yfov / 2);
+    v->aspect = (float)o->width / (float)o->height;
+}
+
+/* The direction through image point (x, y), in pixels from the top left. */
+static v3
+view_dir(const view *v, const rt_options *o, float x, float y)
+{
+    float nx = (2 * x / (float)o->width - 1) * v->aspect * v->tan_y;
+    float ny = (1 - 2 * y / (float)o->height) * v->tan_y;
+    return v3_norm(v3_add(v->forward, v3_add(v3_mul(v->right, nx), v3_mul(v->up, ny))));
+}
+
+/* ---- per-pixel random numbers ---- */
+
+static inline uint64_t
+mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline float
+rnd(uint64_t *state)
+{
+    *state += 0x9E3779B97F4A7C15ULL;
+    return (float)(mix64(*state) >> 40) * 0x1p-24f;
+}
+
+/* ---- Embree ---- */
+
+typedef struct bvh {
+    RTCDevice device;
+    RTCScene  scene;
+} bvh;
+
+static rt_result
+bvh_build(const rt_scene *s, bvh *b, char err[RT_ERR_LEN])
+{
+    b->device = rtcNewDevice("verbose=0");
+    if (!b->device) {
+        snprintf(err, RT_ERR_LEN, "cannot start Embree");
+        return RT_ERR_NOMEM;
+    }
+    b->scene = rtcNewScene(b->device);
+    RTCGeometry g = rtcNewGeometry(b->device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    float      *vb = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                             3 * sizeof(float), s->nverts);
+    unsigned   *ib = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                             3 * sizeof(unsigned), s->ntris);
+    if (!vb || !ib) {
+        rtcReleaseGeometry(g);
+        snprintf(err, RT_ERR_LEN, "out of memory for the BVH");
+        return RT_ERR_NOMEM;
+    }
+    memcpy(vb, s->positions, (size_t)s->nverts * 3 * sizeof(float));
+    memcpy(ib, s->indices, (size_t)s->ntris * 3 * sizeof(unsigned));
+    rtcCommitGeometry(g);
+    rtcAttachGeometry(b->scene, g);
+    rtcReleaseGeometry(g);
+    rtcCommitScene(b->scene);
+    if (rtcGetDeviceError(b->device) != RTC_ERROR_NONE) {
+        snprintf(err, RT_ERR_LEN, "Embree could not build the BVH");
+        return RT_ERR_NOMEM;
+    }
+    return RT_OK;
+}
+
+static void
+bvh_free(bvh *b)
+{
+    if (b->scene)
+        rtcReleaseScene(b->scene);
+    if (b->device)
+        rtcReleaseDevice(b->device);
+}
+
+/* ---- shading ---- */
+
+typedef struct worker {
+    const rt_options *o;
+    const rt_scene   *s;
+    const view       *v;
+    RTCScene          rtc;
+    tex_system       *ts;
+    ustr_table       *strings;
+    rt_image         *img;
+    _Atomic uint32_t *next_tile, *tiles_done;
+    uint32_t          tiles_x, ntiles;
+    float             ao_distance;
+    rt_thread_stats  *st;
+    tex_thread       *tc;
+    pthread_t         thread;
+    double            start, end; /* the worker's own clock readings */
+} worker;
+
+/* One texture slot at a shading point, in the options' mode: `constant` is
+ * the material's value, returned when the slot is empty or the lookup is
+ * short-circuited, and the factor the texture is multiplied by otherwise. */
+static void
+slot_eval(worker *w, const rt_texture_slot *slot, const float uv[2], const tex_derivs *d,
+          const float constant[4], float out[4])
+{
+    memcpy(out, constant, 4 * sizeof(float));
+    if (!slot->filename)
+        return;
+    if (w->o->texture_mode == RT_TEXTURE_EARLY_OUT) {
+        w->st->early_outs++;
+        return;
+    }
+    ustr name = slot->name;
+    if (w->o->intern == RT_INTERN_PER_LOOKUP) {
+        name = ustr_table_intern_cstr(w->strings, slot->filename);
+        w->st->interns++;
+    }
+    if (w->o->texture_mode == RT_TEXTURE_BYPASS) {
+        w->st->bypasses++;
+        return;
+    }
+    tex_opts o = {.filter = TEX_FILTER_TRILINEAR, .raw = slot->raw, .fill = {1, 1, 1, 1}};
+    float    t[4];
+    w->st->lookups++;
+    if (tex_lookup(w->ts, w->tc, name, uv[0], uv[1], d, &o, t) != TEX_OK)
+        w->st->lookup_errors++;
+    for (int c = 0; c < 4; c++)
+        out[c] = constant[c] * t[c];
+}
+
+typedef struct hit {
+    v3                 p, ng, n, tangent;
+    float              tangent_w;
+    float              uv[2][2];  /* per UV set */
+    float              duv[2][4]; /* du/dx, dv/dx, du/dy, dv/dy per set */
+    const rt_material *m;
+} hit;
+
+/* Interpolates the triangle's attributes at barycentrics (b1, b2). */
+static void
+hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, hit *h)
+{
+    const uint32_t *ix = &s->indices[3 * prim];
+    float           w[3] = {1 - b1 - b2, b1, b2};
+    h->n = h->tangent = (v3){0, 0, 0};
+    h->tangent_w = 1;
+    memset(h->uv, 0, sizeof h->uv);
+    for (int k = 0; k < 3; k++) {
+        h->n = v3_add(h->n, v3_mul(v3_load(&s->normals[3 * ix[k]]), w[k]));
+        h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
+        for (int c = 0; c < 2; c++) {
+            h->uv[0][c] += s->uvs[2 * ix[k] + c] * w[k];
+            if (s->uvs1)
+                h->uv[1][c] += s->uvs1[2 * ix[k] + c] * w[k];
+        }
+    }
+    h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
+    h->n = v3_norm(h->n);
+    h->m = &s->materials[s->material[prim]];
+}
+
+/* Barycentrics (b1, b2) of point q on the plane of triangle `prim`. */
+static void
+barycentric(const rt_scene *s, uint32_t prim, v3 q, float *b1, float *b2)
+{
+    const uint32_t *ix = &s->indices[3 * prim];
+    v3    a = v3_load(&s->positions[3 * ix[0]]), e1 = v3_sub(v3_load(&s->positions[3 * ix[1]]), a);
+    v3    e2 = v3_sub(v3_load(&s->positions[3 * ix[2]]), a), r = v3_sub(q, a);
+    float d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
+    float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2), det = d11 * d22 - d12 * d12;
+    *b1 = det != 0 ? (d22 * r1 - d12 * r2) / det : 0;
+    *b2 = det != 0 ? (d11 * r2 - d12 * r1) / det : 0;
+}
+
+/* Texture-coordinate derivatives from the rays one pixel right and down,
+ * met on the hit's plane (ray differentials, as a renderer picks MIP
+ * levels). */
+static void
+hit_derivatives(worker *w, uint32_t prim, hit *h, float px, float py)
+{
+
+    memset(h->duv, 0, sizeof h->duv);
+    float denom_n = v3_dot(h->ng, h->ng);
+    if (denom_n == 0)
+        return;
+    for (int axis = 0; axis < 2; axis++) {
+        v3    dir = view_dir(w->v, w->o, px + (axis == 0), py + (axis == 1));
+        float dn = v3_dot(dir, h->ng);
+        if (fabsf(dn) < 1e-8f)
+            continue;
+        float t = v3_dot(v3_sub(h->p, w->v->origin), h->ng) / dn;
+        v3    q = v3_add(w->v->origin, v3_mul(dir, t));
+        float b1, b2;
+        barycentric(w->s, prim, q, &b1, &b2);
+        hit other;
+        hit_fill(w->s, prim, b1, b2, &other);
+        for (int set = 0; set < 2; set++)
+            for (int c = 0; c < 2; c++)
+                h->duv[set][2 * axis + c] = other.uv[set][c] - h->uv[set][c];
+    }
+}
+
+static const float one[4] = {1, 1, 1, 1};
+
+/* The shading of one camera-ray hit: every slot looked up, then the
+ * integrator's colour. */
+static void
+shade(worker *w, const hit *h, v3 dir, uint64_t *rng, float rgb[3])
+{
+    const rt_material *m = h->m;
+    float              base[4], mr[4], nm[4], em[4], occ[4];
+    float              emissive[4] = {m->emissive[0], m->emissive[1], m->emissive[2], 1};
+    float              mr_const[4] = {1, m->roughness, m->metallic, 1};
+    tex_derivs         d[2];
+    for (int set = 0; set < 2; set++)
+        d[set] = (tex_derivs){h->duv[set][0], h->duv[set][1], h->duv[set][2], h->duv[set][3]};
+#define SLOT(k, constant, out)                                                                     \
+    slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1], constant, out)
+    SLOT(RT_SLOT_BASE_COLOR, m->base_color, base);
+    SLOT(RT_SLOT_METALLIC_ROUGHNESS, mr_const, mr);
+    SLOT(RT_SLOT_NORMAL, one, nm);
+    SLOT(RT_SLOT_EMISSIVE, emissive, em);
+    SLOT(RT_SLOT_OCCLUSION, one, occ);
+#undef SLOT
+    w->st->shading_points++;
+
+    /* Shading normal: the normal map in the tangent frame, facing the eye. */
+    v3 n = h->n;
+    if (m->slots[RT_SLOT_NORMAL].filename && v3_dot(h->tangent, h->tangent) > 0) {
+        v3    t = v3_norm(v3_sub(h->tangent, v3_mul(n, v3_dot(n, h->tangent))));
+        v3    b = v3_mul(v3_cross(n, t), h->tangent_w);
+        float x = (2 * nm[0] - 1) * m->normal_scale, y = (2 * nm[1] - 1) * m->normal_scale;
+        n = v3_norm(v3_add(v3_add(v3_mul(t, x), v3_mul(b, y)), v3_mul(n, 2 * nm[2] - 1)));
+    }
+    if (v3_dot(n, dir) > 0)
+        n = v3_mul(n, -1);
+    float occlusion = 1 + m->occlusion_strength * (occ[0] - 1);
+
+    switch (w->o->integrator) {
+    case RT_INTEGRATOR_NORMAL:
+        rgb[0] = n.x * 0.5f + 0.5f, rgb[1] = n.y * 0.5f + 0.5f, rgb[2] = n.z * 0.5f + 0.5f;
+        return;
+    case RT_INTEGRATOR_UV:
+        rgb[0] = h->uv[0][0], rgb[1] = h->uv[0][1], rgb[2] = 0;
+        return;
+    case RT_INTEGRATOR_ALBEDO:
+        memcpy(rgb, base, 3 * sizeof(float));
+        return;
+    case RT_INTEGRATOR_AO: {
+        enum { AO_RAYS = 4 };
+        v3  ng = v3_dot(h->ng, dir) > 0 ? v3_mul(v3_norm(h->ng), -1) : v3_norm(h->ng);
+        v3  t = v3_norm(v3_cross(fabsf(ng.x) > 0.5f ? (v3){0, 1, 0} : (v3){1, 0, 0}, ng));
+        v3  b = v3_cross(ng, t);
+        int open = 0;
+        for (int i = 0; i < AO_RAYS; i++) {
+            float r1 = rnd(rng), r2 = rnd(rng), r = sqrtf(r1), phi = 2 * (float)M_PI * r2;
+            v3    d3 = v3_add(v3_add(v3_mul(t, r * cosf(phi)), v3_mul(b, r * sinf(phi))),
+                              v3_mul(ng, sqrtf(1 - r1)));
+            struct RTCIntersectContext ctx;
+            rtcInitIntersectContext(&ctx);
+            struct RTCRay ray = {.org_x = h->p.x,
+                                 .org_y = h->p.y,
+                                 .org_z = h->p.z,
+                                 .dir_x = d3.x,
+                                 .dir_y = d3.y,
+                                 .dir_z = d3.z,
+                                 .tnear = 1e-4f * w->ao_distance,
+                                 .tfar = w->ao_distance,
+                                 .mask = UINT32_MAX};
+            rtcOccluded1(w->rtc, &ctx, &ray);
+            w->st->rays++;
+            open += ray.tfar >= 0;
+        }
+        float k = (float)open / AO_RAYS * occlusion;
+        rgb[0] = base[0] * k, rgb[1] = base[1] * k, rgb[2] = base[2] * k;
+        return;
+    }
+    default: { /* eyelight */
+        float k = fabsf(v3_dot(n, dir)) * occlusion;
+        for (int c = 0; c < 3; c++)
+            rgb[c] = base[c] * k + em[c];
+    }
+    }
+}
+
+/* ---- tiles ---- */
+
+static void
+render_pixel(worker *w, uint32_t px, uint32_t py)
+{
+    const rt_options *o = w->o;
+    uint64_t          rng = mix64(o->seed ^ mix64(((uint64_t)py << 32) | px));
+    float             sum[4] = {0, 0, 0, 0};
+    for (unsigned s = 0; s < o->spp; s++) {
+        float sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
+        float fx = (float)px + sx, fy = (float)py + sy;
+        v3    dir = view_dir(w->v, o, fx, fy);
+        struct RTCIntersectContext ctx;
+        rtcInitIntersectContext(&ctx);
+        struct RTCRayHit rh = {.ray = {.org_x = w->v->origin.x,
+                                       .org_y = w->v->origin.y,
+                                       .org_z = w->v->origin.z,
+                                       .dir_x = dir.x,
+                                       .dir_y = dir.y,
+                                       .dir_z = dir.z,
+                                       .tfar = INFINITY,
+                                       .mask = UINT32_MAX},
+                               .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
+        rtcIntersect1(w->rtc, &ctx, &rh);
+        w->st->rays++;
+        if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID)
+            continue;
+        hit h;
+        hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, &h);
+        h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
+        h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
+        hit_derivatives(w, rh.hit.primID, &h, fx, fy);
+        float rgb[3];
+        shade(w, &h, dir, &rng, rgb);
+        for (int c = 0; c < 3; c++)
+            sum[c] += rgb[c];
+        sum[3] += 1;
+    }
+    float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
+    for (int c = 0; c < 4; c++)
+        out[c] = sum[c] / (float)o->spp;
+}
+
+static void *
+worker_main(void *arg)
+{
+    worker *w = arg;
+    w->start = w->end = now();
+    if (tex_thread_create(w->ts, &w->tc) != TEX_OK)
+        return NULL;
+    for (;;) {
+        /* Relaxed: the counter only hands each tile to one worker; pixels
+         * reach the writer through pthread_join(), which orders everything. */
+        uint32_t i = atomic_fetch_add_explicit(w->next_tile, 1, memory_order_relaxed);
+        if (i >= w->ntiles)
+            break;
+        uint32_t x0 = (i % w->tiles_x) * w->o->tile, y0 = (i / w->tiles_x) * w->o->tile;
+        for (uint32_t y = y0; y < y0 + w->o->tile && y < w->o->height; y++)
+            for (uint32_t x = x0; x < x0 + w->o->tile && x < w->o->width; x++)
+                render_pixel(w, x, y);
+        w->st->tiles++;
+        /* Relaxed: progress display only. */
+        atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
+    }
+    tex_thread_destroy(w->tc);
+    w->end = now();
+    w->st->busy_secs = w->end - w->start;
+    return NULL;
+}
+
+static void
+progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final)
+{
+    if (o->quiet || !isatty(STDERR_FILENO))
+        return;
+    /* Relaxed: display only. */
+    uint32_t d = atomic_load_explicit(done, memory_order_relaxed);
+    int      bar = (int)(40.0 * d / total);
+    fprintf(stderr, "\rrender: [%.*s%*s] %3u%%", bar, "########################################",
+            40 - bar, "", (unsigned)(100.0 * d / total));
+    if (final)
+        fputc('\n', stderr);
+}
+
+rt_result
+rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
+          rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN])
+{
+    bvh       b = {0};
+    double    t0 = now();
+    rt_result r = bvh_build(scene, &b, err);
+    stats->bvh_secs = now() - t0;
+    if (r != RT_OK) {
+        bvh_free(&b);
+        return r;
+    }
+    img->width = o->width, img->height = o->height;
+    img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
+    if (!img->rgba) {
+        bvh_free(&b);
+        snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
+        return RT_ERR_NOMEM;
+    }
+    view v;
+    view_setup(o, scene, &v);
+    v3               diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
+    _Atomic uint32_t next = 0, done = 0;
+    uint32_t         tiles_x = (o->width + o->tile - 1) / o->tile;
+    uint32_t         ntiles = tiles_x * ((o->height + o->tile - 1) / o->tile);
+    worker          *w = calloc(o->threads, sizeof *w);
+    if (!w) {
+        bvh_free(&b);
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+    stats->threads = o->threads;
+    stats->ntiles = ntiles;
+    unsigned started = 0;
+    for (unsigned i = 0; i < o->threads; i++) {
+        w[i] = (worker){.o = o,
+                        .s = scene,
+                        .v = &v,
+                        .rtc = b.scene,
+                        .ts = ts,
+                        .strings = strings,
+                        .img = img,
+                        .next_tile = &next,
+                        .tiles_done = &done,
+                        .tiles_x = tiles_x,
+                        .ntiles = ntiles,
+                        .ao_distance = 0.25f * sqrtf(v3_dot(diag, diag)),
+                        .st = &stats->per_thread[i]};
+        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
+            break;
+        started++;
+    }
+    if (started == 0) {
+        free(w);
+        bvh_free(&b);
+        snprintf(err, RT_ERR_LEN, "cannot start a thread");
+        return RT_ERR_NOMEM;
+    }
+    /* Relaxed: display only; the join below is what waits. */
+    while (atomic_load_explicit(&done, memory_order_relaxed) < ntiles) {
+        progress(o, &done, ntiles, false);
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    progress(o, &done, ntiles, true);
+    /* From the first worker's start to the last one's end, as the workers
+     * read the clock: the main thread's polling does not count. */
+    double first = w[0].start, last = w[0].end;
+    for (unsigned i = 1; i < started; i++) {
+        first = w[i].start < first ? w[i].start : first;
+        last = w[i].end > last ? w[i].end : last;
+    }
+    stats->render_secs = last - first;
+    for (unsigned i = 0; i < started; i++) {
+        rt_thread_stats *s = &stats->per_thread[i], *t = &stats->total;
+        t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
+        t->lookups += s->lookups, t->interns += s->interns, t->early_outs += s->early_outs;
+        t->bypasses += s->bypasses, t->lookup_errors += s->lookup_errors;
+        t->busy_secs += s->busy_secs;
+    }
+    free(w);
+    bvh_free(&b);
+    return RT_OK;
+}

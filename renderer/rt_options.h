@@ -1,0 +1,74 @@
+/* What `render` was asked to do: the command line, parsed and checked. */
+#ifndef RT_OPTIONS_H
+#define RT_OPTIONS_H
+
+#include "ustring.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum rt_integrator {
+    RT_INTEGRATOR_EYELIGHT = 0, /* albedo x |cos| toward the eye, plus emission */
+    RT_INTEGRATOR_NORMAL,       /* shading normal as colour */
+    RT_INTEGRATOR_UV,           /* texture coordinates as colour */
+    RT_INTEGRATOR_ALBEDO,       /* base colour, textured */
+    RT_INTEGRATOR_AO,           /* ambient occlusion x albedo */
+} rt_integrator;
+
+/* How each texture lookup of a shading point behaves (a timing study
+ * compares them): full, or --bypass-texture (intern the name, then return
+ * the material's constant), or --early-out (return the constant before
+ * interning). */
+typedef enum rt_texture_mode {
+    RT_TEXTURE_FULL = 0,
+    RT_TEXTURE_BYPASS,
+    RT_TEXTURE_EARLY_OUT,
+} rt_texture_mode;
+
+typedef enum rt_intern_mode {
+    RT_INTERN_PER_LOOKUP = 0, /* intern the filename at every lookup (the default) */
+    RT_INTERN_ONCE,           /* use the name interned at scene load */
+} rt_intern_mode;
+
+typedef struct rt_options {
+    const char     *scene;         /* the scene file (required) */
+    const char     *output;        /* .exr or .png; NULL: render.exr */
+    unsigned        threads;       /* -t N; 0 is rejected; default: hardware threads */
+    uint32_t        width, height; /* -r W H; default 640 x 480 */
+    unsigned        spp;           /* --spp N; default 1 */
+    unsigned        tile;          /* --tile N (edge, pixels); default 32 */
+    uint64_t        seed;          /* --seed N; default 0 */
+    rt_texture_mode texture_mode;
+    rt_intern_mode  intern;
+    ustr_lock       lock; /* --ustring-lock; default USTR_LOCK_DEFAULT */
+    rt_integrator   integrator;
+    size_t          max_memory_mb; /* texture cache; 0: the texture system's default */
+    bool            has_camera_pos, has_look_at, has_fov;
+    float           camera_pos[3], look_at[3], fov_degrees; /* vertical */
+    float           exposure; /* stops, applied to PNG output; default 0 */
+    bool            stats;    /* --stats: the report on stderr */
+    const char     *stats_json;
+    bool            quiet; /* no progress bar, no warnings but errors */
+} rt_options;
+
+/* Limits the command line enforces, with the reason in the error. */
+#define RT_MAX_THREADS       1024
+#define RT_MAX_RESOLUTION    16384 /* per side */
+#define RT_MAX_SPP           65536
+#define RT_MAX_PIXEL_SAMPLES ((uint64_t)1 << 34) /* width * height * spp */
+
+/* Parses argv into *o. Returns -1 to go on; otherwise the exit status main
+ * should return at once: 0 after --help or --version (printed to stdout),
+ * 2 after a usage error, which is printed as one line to stderr
+ * ("render: -t: '0' is not a thread count (1..1024)") followed by
+ * "Try 'render --help'.". Long options take "=" or a space. */
+int rt_options_parse(int argc, char **argv, rt_options *o);
+
+void rt_options_usage(FILE *f);
+
+const char *rt_integrator_name(rt_integrator i);
+const char *rt_texture_mode_name(rt_texture_mode m); /* "full", "bypass", "early-out" */
+
+#endif

@@ -1,0 +1,51 @@
+/* Rendering a loaded scene: the Embree BVH, the tile scheduler, the
+ * integrators and shading with texture lookups by filename, and writing the
+ * image. */
+#ifndef RT_RENDER_H
+#define RT_RENDER_H
+
+#include "rt_options.h"
+#include "rt_scene.h"
+#include "texture.h"
+
+#include <stdint.h>
+
+/* What one worker did; summed into rt_render_stats after the join. */
+typedef struct rt_thread_stats {
+    double   busy_secs;
+    uint64_t tiles, rays, shading_points;
+    uint64_t lookups, interns, early_outs, bypasses, lookup_errors;
+} rt_thread_stats;
+
+typedef struct rt_render_stats {
+    double          load_secs, bvh_secs, render_secs;
+    unsigned        threads;
+    rt_thread_stats total;
+    rt_thread_stats per_thread[RT_MAX_THREADS];
+    uint64_t        ntiles;
+} rt_render_stats;
+
+typedef struct rt_image {
+    uint32_t width, height;
+    float   *rgba; /* linear, 4 floats per pixel, top row first */
+} rt_image;
+
+/* Renders `scene` as `o` says into *img (allocated here; free img->rgba).
+ * Texture lookups go through `ts`, names through `strings`. The image
+ * depends only on the scene and the options that change the picture,
+ * never on threads, tile size or lock strategy. */
+rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
+                    rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN]);
+
+/* Writes img to o->output (EXR: float RGBA with metadata; PNG: 8-bit
+ * sRGB after exposure), through a temporary file renamed into place. */
+rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
+                         char err[RT_ERR_LEN]);
+
+/* The final report (stderr) and its JSON twin. */
+void      rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts,
+                          ustr_table *strings, FILE *f);
+rt_result rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts,
+                         ustr_table *strings, const char *path, char err[RT_ERR_LEN]);
+
+#endif

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# render, end to end: identical images for any thread count and tile size,
+# the texture modes' accounting, the shared test-data scenes, and bad input
+# (one clear line, the right exit status, no output clobbered).
+set -u
+render=$1 imgdiff=$2 texgen=$3 case_=$4 testdata=${5:-}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A small textured scene: two quads with a texgen texture, as OBJ + MTL.
+"$texgen" --count 1 --size 64 "$tmp/tex" >/dev/null || fail texgen
+cat >"$tmp/scene.mtl" <<MTL
+newmtl bricks
+Kd 1 1 1
+map_Kd tex/tex00.png
+newmtl missing
+Kd 0.5 0.5 0.5
+map_Kd tex/nosuch.png
+MTL
+cat >"$tmp/scene.obj" <<OBJ
+mtllib scene.mtl
+v -1 -1 0
+v 1 -1 0
+v 1 1 0
+v -1 1 0
+v -1 -1 -1
+v 1 -1 -1
+v 1 -1 1
+v -1 -1 1
+vt 0 0
+vt 2 0
+vt 2 2
+vt 0 2
+vn 0 0 1
+vn 0 1 0
+usemtl bricks
+f 1/1/1 2/2/1 3/3/1
+f 1/1/1 3/3/1 4/4/1
+usemtl missing
+f 5/1/2 6/2/2 7/3/2
+f 5/1/2 7/3/2 8/4/2
+OBJ
+scene=$tmp/scene.obj
+json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
+
+case $case_ in
+determinism)
+    "$render" --quiet -t 1 -r 96 64 --spp 2 -o "$tmp/t1.exr" "$scene" 2>/dev/null || fail "-t 1"
+    for args in "-t 2" "-t 7" "-t 2 --tile 16" "-t 3 --tile 5" "-t 2 --ustring-lock mutex"; do
+        # shellcheck disable=SC2086
+        "$render" --quiet $args -r 96 64 --spp 2 -o "$tmp/t.exr" "$scene" 2>/dev/null || fail "$args"
+        "$imgdiff" "$tmp/t1.exr" "$tmp/t.exr" >/dev/null || fail "'$args' differs from -t 1"
+    done
+    ;;
+modes)
+    "$render" --quiet -t 2 -r 48 32 --stats-json "$tmp/full.json" -o "$tmp/a.exr" "$scene" 2>/dev/null
+    "$render" --quiet -t 2 -r 48 32 --bypass-texture --stats-json "$tmp/bypass.json" \
+        -o "$tmp/b.exr" "$scene" 2>/dev/null
+    "$render" --quiet -t 2 -r 48 32 --early-out --stats-json "$tmp/early.json" \
+        -o "$tmp/c.exr" "$scene" 2>/dev/null
+    "$render" --quiet -t 2 -r 48 32 --intern once --stats-json "$tmp/once.json" \
+        -o "$tmp/d.exr" "$scene" 2>/dev/null
+    l=$(json lookups "$tmp/full.json") i=$(json interns "$tmp/full.json")
+    [ "$l" -gt 0 ] && [ "$i" = "$l" ] || fail "per-lookup: $i interns for $l lookups"
+    [ "$(json lookups "$tmp/bypass.json")" = 0 ] || fail "bypass made lookups"
+    [ "$(json interns "$tmp/bypass.json")" = "$l" ] || fail "bypass must intern once per slot"
+    [ "$(json tiles_loaded "$tmp/bypass.json")" = 0 ] || fail "bypass read a texture tile"
+    [ "$(json interns "$tmp/early.json")" = 0 ] || fail "early-out interned"
+    [ "$(json early_outs "$tmp/early.json")" = "$l" ] || fail "early-outs != lookups"
+    [ "$(json interns "$tmp/once.json")" = 0 ] || fail "--intern once interned per lookup"
+    [ "$(json lookups "$tmp/once.json")" = "$l" ] || fail "--intern once: lookups differ"
+    "$imgdiff" "$tmp/a.exr" "$tmp/d.exr" >/dev/null || fail "--intern once changed the image"
+    ;;
+missing_texture)
+    err=$("$render" -t 2 -r 32 32 -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) || fail "exit $?"
+    [ "$(grep -c 'nosuch.png' <<<"$err")" = 1 ] || fail "missing texture reported $(grep -c nosuch <<<"$err") times: $err"
+    [ -s "$tmp/m.png" ] || fail "no image written"
+    ;;
+bad_input)
+    check() { # expected-status expected-message-part args...
+        local want=$1 msg=$2
+        shift 2
+        out=$("$render" "$@" 2>&1 >/dev/null); rc=$?
+        [ "$rc" = "$want" ] || fail "render $*: exit $rc, expected $want ($out)"
+        [ "$(wc -l <<<"$out")" -le 2 ] || fail "render $*: more than one error line: $out"
+        [[ $out == *"$msg"* ]] || fail "render $*: '$out' lacks '$msg'"
+    }
+    check 1 "cannot open" -o "$tmp/x.exr" "$tmp/nosuch.gltf"
+    printf 'hello\n' >"$tmp/text.gltf"
+    check 1 "not a scene file" -o "$tmp/x.exr" "$tmp/text.gltf"
+    printf '{"asset": {"version": "2.0"}, "scenes": [{"nodes": [0' >"$tmp/broken.gltf"
+    check 1 "broken.gltf" -o "$tmp/x.exr" "$tmp/broken.gltf"
+    check 2 "" -t 0 "$scene"
+    check 2 "" -t -3 "$scene"
+    check 2 "" -r 0 0 "$scene"
+    check 2 "" --no-such-option "$scene"
+    check 1 "cannot write into" -o "$tmp/no/such/dir/x.exr" "$scene"
+    printf 'keep' >"$tmp/keep.exr"
+    check 1 "" -o "$tmp/keep.exr" "$tmp/nosuch.gltf"
+    [ "$(cat "$tmp/keep.exr")" = keep ] || fail "a failed run clobbered the output"
+    ;;
+testdata)
+    [ -d "$testdata" ] || { echo "skipped: no test data at '$testdata'"; exit 77; }
+    n=0
+    for s in "$testdata"/scene-*/*.gltf "$testdata"/scene-*/*.glb "$testdata"/scene-*/*.obj; do
+        [ -f "$s" ] || continue
+        "$render" --quiet -t 2 -r 64 48 -o "$tmp/s.exr" "$s" 2>/dev/null || fail "$s: exit $?"
+        "$imgdiff" --quiet "$tmp/s.exr" "$tmp/s.exr" || fail "$s: unreadable output"
+        n=$((n + 1))
+    done
+    [ "$n" -ge 5 ] || fail "only $n scenes found"
+    ;;
+*)
+    fail "no case $case_"
+    ;;
+esac
+echo "ok $case_"
