@@ -39,11 +39,58 @@ output_writable(const char *path, char err[RT_ERR_LEN])
     return ok;
 }
 
-/* Textures embedded in the scene become files the texture system can open:
- * written into a private folder, then looked up under their synthetic
- * names through aliases would need texture-system support; until then they
- * are reported once as missing by the texture system and drawn with the
- * fill colour. */
+/* Textures embedded in the scene (.glb) become files in a private folder,
+ * and their synthetic names aliases of those files, so they go through the
+ * texture system and ustring like any other. Returns the folder to remove,
+ * or NULL; on a failure, one warning, and the textures draw as missing. */
+static char *
+embedded_extract(const rt_scene *s, tex_system *ts, ustr_table *strings)
+{
+    if (!s->nembedded)
+        return NULL;
+    const char *tmp = getenv("TMPDIR");
+    char       *dir = malloc(4096);
+    if (!dir)
+        return NULL;
+    snprintf(dir, 4096, "%s/rt-embedded-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "render: warning: cannot write embedded textures: %s\n", strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < s->nembedded; i++) {
+        const char *name = s->embedded[i].name, *ext = strrchr(name, '.');
+        char        path[4200];
+        snprintf(path, sizeof path, "%s/embedded%u%s", dir, i, ext ? ext : "");
+        FILE *f = fopen(path, "wb");
+        bool  ok =
+            f && fwrite(s->embedded[i].data, 1, s->embedded[i].size, f) == s->embedded[i].size;
+        if (f && fclose(f) != 0)
+            ok = false;
+        ustr u = ok ? ustr_table_intern_cstr(strings, name) : NULL;
+        if (!u || tex_file_alias(ts, u, path) != TEX_OK)
+            fprintf(stderr, "render: warning: %s: cannot extract the embedded texture\n", name);
+    }
+    return dir;
+}
+
+static void
+embedded_remove(char *dir, uint32_t n)
+{
+    if (!dir)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        char pattern[4200];
+        /* The extension is unknown here: try the common ones. */
+        static const char *const exts[] = {"", ".png", ".jpg", ".jpeg", ".exr", ".ktx2", ".webp"};
+        for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+            snprintf(pattern, sizeof pattern, "%s/embedded%u%s", dir, i, exts[k]);
+            unlink(pattern);
+        }
+    }
+    rmdir(dir);
+    free(dir);
+}
 
 int
 main(int argc, char **argv)
@@ -87,6 +134,7 @@ main(int argc, char **argv)
         free(stats);
         return 1;
     }
+    char    *embedded = embedded_extract(scene, ts, strings);
     rt_image img = {0};
     r = rt_render(&o, scene, ts, strings, &img, stats, err);
     if (r == RT_OK)
@@ -99,6 +147,7 @@ main(int argc, char **argv)
         fprintf(stderr, "render: %s: %s\n", o.stats_json, err), r = RT_ERR_OPEN;
     free(img.rgba);
     tex_system_destroy(ts);
+    embedded_remove(embedded, scene->nembedded);
     rt_scene_free(scene);
     ustr_table_destroy(strings);
     free(stats);

@@ -69,6 +69,12 @@ tex__files_free(tex_system *ts)
         free(a);
         a = older;
     }
+    while (ts->aliases) {
+        tex__alias *next = ts->aliases->next;
+        free(ts->aliases->path);
+        free(ts->aliases);
+        ts->aliases = next;
+    }
     pthread_mutex_destroy(&ts->files_lock);
 }
 
@@ -95,13 +101,24 @@ array_put(tex__file_array *a, tex__file *f)
     atomic_store_explicit(&a->slots[i], f, memory_order_release);
 }
 
+/* The path an alias gives `name`, or the name itself; files_lock held. */
+static const char *
+path_of(const tex_system *ts, ustr name)
+{
+    for (const tex__alias *a = ts->aliases; a; a = a->next)
+        if (a->name == name)
+            return a->path;
+    return name;
+}
+
 static tex__file *
-file_new(ustr name, bool raw)
+file_new(const tex_system *ts, ustr name, bool raw)
 {
     tex__file *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
     f->name = name;
+    f->path = path_of(ts, name);
     f->raw = raw;
     pthread_mutex_init(&f->lock, NULL);
     const char *udim = strstr(name, "<UDIM>");
@@ -139,7 +156,7 @@ insert_locked(tex_system *ts, ustr name, bool raw)
         atomic_store_explicit(&ts->files, bigger, memory_order_release);
         a = bigger;
     }
-    f = file_new(name, raw);
+    f = file_new(ts, name, raw);
     if (!f)
         return NULL;
     array_put(a, f);
@@ -166,6 +183,32 @@ tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
     }
     *m = (tex__micro){name, raw, f};
     return f;
+}
+
+tex_result
+tex_file_alias(tex_system *ts, ustr name, const char *path)
+{
+    if (!name || !path)
+        return TEX_ERR_INVALID;
+    pthread_mutex_lock(&ts->files_lock);
+    /* Relaxed: files_lock orders every writer. */
+    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_relaxed);
+    tex_result       r = TEX_OK;
+    if (array_find(a, name, false) || array_find(a, name, true)) {
+        r = TEX_ERR_INVALID; /* too late: the name was looked up already */
+    } else {
+        tex__alias *al = malloc(sizeof *al);
+        char       *copy = strdup(path);
+        if (!al || !copy) {
+            free(al), free(copy);
+            r = TEX_ERR_NOMEM;
+        } else {
+            *al = (tex__alias){name, copy, ts->aliases};
+            ts->aliases = al;
+        }
+    }
+    pthread_mutex_unlock(&ts->files_lock);
+    return r;
 }
 
 /* ---- UDIM ---- */
@@ -292,7 +335,7 @@ static tex_result
 open_exr(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex_exr_info info;
-    tex_result   r = tex_exr_open(f->name, &f->exr, &info, err);
+    tex_result   r = tex_exr_open(f->path, &f->exr, &info, err);
     if (r != TEX_OK)
         return r;
     if (!info.tiled || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
@@ -320,11 +363,11 @@ static tex_result
 open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex_result r = TEX_OK;
-    if (tex__sniff(f->name, err, &r) == TEX__FORMAT_EXR)
+    if (tex__sniff(f->path, err, &r) == TEX__FORMAT_EXR)
         return open_exr(ts, f, err); /* tiled and MIP-mapped: tile by tile */
     tex_image img;
     if (r == TEX_OK)
-        r = tex_image_read(f->name, &img, err);
+        r = tex_image_read(f->path, &img, err);
     return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
 }
 

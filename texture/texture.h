@@ -94,6 +94,12 @@ typedef struct tex_derivs {
 tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t,
                       const tex_derivs *d, const tex_opts *o, float *result);
 
+/* Makes lookups of `name` read the file at `path` instead: for textures
+ * embedded in a scene file, which the caller writes out under a path of
+ * its own while the scene keeps its synthetic name. Call it before the
+ * first lookup of `name`; after one, TEX_ERR_INVALID. */
+tex_result tex_file_alias(tex_system *ts, ustr name, const char *path);
+
 /* What a file looks like, opening it if needed. TEX_OK or its error. */
 typedef struct tex_file_info {
     uint32_t width, height, nchannels, nlevels;

@@ -46,7 +46,8 @@ typedef enum tex__source {
 } tex__source;
 
 struct tex__file {
-    ustr name;
+    ustr        name;
+    const char *path; /* what to open: the name, or its alias's path */
     /* Opened for data lookups (tex_opts.raw): its MIP levels average the
      * stored values, not linear light, and lookups do not decode sRGB. A
      * file used both ways has two entries. */
@@ -95,7 +96,12 @@ struct tex_system {
     ustr_table *strings;
     size_t      max_memory; /* bytes */
 
-    pthread_mutex_t            files_lock; /* guards file inserts and growth; alone */
+    pthread_mutex_t files_lock; /* guards file inserts and growth, and aliases; alone */
+    struct tex__alias {
+        ustr               name;
+        char              *path;
+        struct tex__alias *next;
+    } * aliases;
     _Atomic(tex__file_array *) files;
     size_t                     nfiles; /* guarded by files_lock */
 
@@ -163,6 +169,8 @@ typedef enum {
     TEX__FORMAT_EXR
 } tex__format;
 tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
+
+typedef struct tex__alias tex__alias;
 
 /* files.c */
 tex_result tex__files_init(tex_system *ts);

@@ -185,7 +185,7 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
         tex_result r = TEX_OK;
         if (!f->exr) {
             tex_exr_info info;
-            r = tex_exr_open(f->name, &f->exr, &info, err);
+            r = tex_exr_open(f->path, &f->exr, &info, err);
             /* The file may have been replaced (maketx renames over it):
              * its tiles must still fit what we sized for. */
             if (r == TEX_OK &&

@@ -4,6 +4,7 @@
  * filter that picks the wrong texel shows. Deterministic for a seed. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "procgen.h"
 #include "tex_image.h"
 
 #include <errno.h>
@@ -24,37 +25,6 @@ usage(FILE *f)
           f);
 }
 
-static uint64_t
-mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* A value in [0, 1) for lattice point (x, y) of layer k. */
-static float
-lattice(uint64_t k, int64_t x, int64_t y)
-{
-    return (float)(mix64(k ^ mix64((uint64_t)x * 0x9E3779B97F4A7C15ULL ^ (uint64_t)y)) >> 40) *
-           0x1p-24f;
-}
-
-/* Smoothly interpolated value noise with period `cells` (tiles seamlessly). */
-static float
-noise(uint64_t k, float u, float v, int cells)
-{
-    float   x = u * cells, y = v * cells;
-    int64_t x0 = (int64_t)floorf(x), y0 = (int64_t)floorf(y);
-    float   fx = x - x0, fy = y - y0;
-    fx = fx * fx * (3 - 2 * fx);
-    fy = fy * fy * (3 - 2 * fy);
-    int64_t x1 = (x0 + 1) % cells, y1 = (y0 + 1) % cells;
-    float   a = lattice(k, x0 % cells, y0 % cells), b = lattice(k, x1, y0 % cells);
-    float   c = lattice(k, x0 % cells, y1), d = lattice(k, x1, y1);
-    return (a + (b - a) * fx) + ((c + (d - c) * fx) - (a + (b - a) * fx)) * fy;
-}
-
 static void
 texel(uint64_t key, uint32_t size, uint32_t x, uint32_t y, uint8_t rgb[3])
 {
@@ -64,16 +34,16 @@ texel(uint64_t key, uint32_t size, uint32_t x, uint32_t y, uint8_t rgb[3])
     int   bx = (int)floorf(bu), by = (int)floorf(bv);
     float fu = bu - bx, fv = bv - by;
     bool  mortar = fu < 0.04f || fv < 0.08f;
-    float tint = lattice(key + 7, bx & 3, by);
+    float tint = procgen_lattice(key + 7, bx & 3, by);
     float n = 0, amp = 0.5f;
     for (int o = 0; o < 4; o++, amp *= 0.5f)
-        n += amp * noise(key + (uint64_t)o, u, v, 8 << (2 * o));
+        n += amp * procgen_noise(key + (uint64_t)o, u, v, 8 << (2 * o));
     float ring =
         0.5f + 0.5f * sinf(60.0f * sqrtf((u - 0.5f) * (u - 0.5f) + (v - 0.5f) * (v - 0.5f)));
-    float base[3] = {0.35f + 0.5f * tint, 0.25f + 0.3f * lattice(key + 9, bx, by), 0.2f};
+    float base[3] = {0.35f + 0.5f * tint, 0.25f + 0.3f * procgen_lattice(key + 9, bx, by), 0.2f};
     for (int c = 0; c < 3; c++) {
         float val = mortar ? 0.8f - 0.3f * n : base[c] * (0.6f + 0.6f * n) + 0.08f * ring;
-        val += 0.15f * lattice(key + 11 + (uint64_t)c, x, y); /* per-texel grain */
+        val += 0.15f * procgen_lattice(key + 11 + (uint64_t)c, x, y); /* per-texel grain */
         rgb[c] = (uint8_t)(val < 0 ? 0 : val > 1 ? 255 : lrintf(val * 255));
     }
 }
@@ -129,7 +99,7 @@ main(int argc, char **argv)
             return 1;
         }
         img.srgb = true;
-        uint64_t key = mix64((uint64_t)seed * 1000 + (uint64_t)i);
+        uint64_t key = procgen_mix64((uint64_t)seed * 1000 + (uint64_t)i);
         for (uint32_t y = 0; y < (uint32_t)size; y++)
             for (uint32_t x = 0; x < (uint32_t)size; x++)
                 texel(key, (uint32_t)size, x, y,

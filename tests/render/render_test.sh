@@ -109,7 +109,12 @@ testdata)
         "$imgdiff" --quiet "$tmp/s.exr" "$tmp/s.exr" || fail "$s: unreadable output"
         n=$((n + 1))
     done
-    [ "$n" -ge 5 ] || fail "only $n scenes found"
+        [ "$n" -ge 5 ] || fail "only $n scenes found"
+    # The fox's texture is embedded in its .glb: it must be found, not filled.
+    "$render" --quiet -t 2 -r 64 48 --stats-json "$tmp/fox.json" -o "$tmp/fox.exr" \
+        "$testdata/scene-fox-glb/Fox.glb" 2>/dev/null || fail "Fox.glb"
+    [ "$(json files_opened "$tmp/fox.json")" -ge 1 ] && [ "$(json file_errors "$tmp/fox.json")" = 0 ] ||
+        fail "the embedded texture of Fox.glb did not load"
     ;;
 *)
     fail "no case $case_"

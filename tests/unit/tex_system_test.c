@@ -629,6 +629,26 @@ case_bad_coords(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* An alias makes a name (a scene's synthetic name for an embedded texture)
+ * read another file; too late once the name has been looked up. */
+static void
+case_alias(const char *arg)
+{
+    (void)arg;
+    ustr        real = png_make("alias_real.png", 4, 4, 1, ramp4);
+    ustr        name = ustr_intern_cstr("scene.glb#embedded0.png");
+    tex_system *ts = system_new();
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    CHECK_EQ_INT(tex_file_alias(ts, name, real), TEX_OK);
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    CHECK_NEAR(grey(ts, tc, name, 0.375f, 0.125f, &o), 10 / 255.0f);
+    CHECK_EQ_INT(tex_file_alias(ts, name, real), TEX_ERR_INVALID);
+    CHECK_EQ_INT(tex_file_alias(ts, NULL, real), TEX_ERR_INVALID);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -642,6 +662,7 @@ main(int argc, char **argv)
         {"downsample", case_downsample},
         {"maketx", case_maketx},
         {"open_files", case_open_files},
+        {"alias", case_alias},
         {"exr_npot_tiles", case_exr_npot_tiles},
         {"exr_deleted", case_exr_deleted},
         {"exr_replaced", case_exr_replaced},

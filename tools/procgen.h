@@ -1,0 +1,25 @@
+/* procgen: the deterministic noise that texgen and scenegen paint their
+ * textures with. Pure functions of their arguments: the same key and
+ * coordinates give the same value on every machine, so generated files are
+ * reproducible for a seed. */
+#ifndef PROCGEN_H
+#define PROCGEN_H
+
+#include <stdint.h>
+
+/* A 64-bit mix (splitmix64's finaliser): every input bit affects every
+ * output bit. */
+uint64_t procgen_mix64(uint64_t z);
+
+/* A value in [0, 1) for lattice point (x, y) of layer k. */
+float procgen_lattice(uint64_t k, int64_t x, int64_t y);
+
+/* Smoothly interpolated value noise in [0, 1) at (u, v) in [0, 1)^2, with
+ * `cells` lattice cells across; tiles seamlessly with period 1. */
+float procgen_noise(uint64_t k, float u, float v, int cells);
+
+/* Sum of `octaves` noise layers from `cells` cells, each twice as fine and
+ * half as strong as the last; in [0, 1). */
+float procgen_fbm(uint64_t k, float u, float v, int cells, int octaves);
+
+#endif
