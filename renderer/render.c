@@ -170,7 +170,7 @@ typedef struct worker {
     tex_system       *ts;
     ustr_table       *strings;
     rt_image         *img;
-    _Atomic uint32_t *next_tile, *tiles_done;
+    _Atomic uint32_t *next_tile, *tiles_done, *running;
     uint32_t          tiles_x, ntiles;
     float             ao_distance;
     rt_thread_stats  *st;
@@ -414,8 +414,11 @@ worker_main(void *arg)
 {
     worker *w = arg;
     w->start = w->end = now();
-    if (tex_thread_create(w->ts, &w->tc) != TEX_OK)
+    if (tex_thread_create(w->ts, &w->tc) != TEX_OK) {
+        /* Release: pairs with the main thread's acquire; it stops waiting. */
+        atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
         return NULL;
+    }
     for (;;) {
         /* Relaxed: the counter only hands each tile to one worker; pixels
          * reach the writer through pthread_join(), which orders everything. */
@@ -433,6 +436,8 @@ worker_main(void *arg)
     tex_thread_destroy(w->tc);
     w->end = now();
     w->st->busy_secs = w->end - w->start;
+    /* Release: as above. */
+    atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
     return NULL;
 }
 
@@ -472,7 +477,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     view v;
     view_setup(o, scene, &v);
     v3               diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
-    _Atomic uint32_t next = 0, done = 0;
+    _Atomic uint32_t next = 0, done = 0, running = o->threads;
     uint32_t         tiles_x = (o->width + o->tile - 1) / o->tile;
     uint32_t         ntiles = tiles_x * ((o->height + o->tile - 1) / o->tile);
     worker          *w = calloc(o->threads, sizeof *w);
@@ -494,6 +499,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
                         .img = img,
                         .next_tile = &next,
                         .tiles_done = &done,
+                        .running = &running,
                         .tiles_x = tiles_x,
                         .ntiles = ntiles,
                         .ao_distance = 0.25f * sqrtf(v3_dot(diag, diag)),
@@ -502,14 +508,18 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
             break;
         started++;
     }
+    /* Relaxed: threads that never started never run. */
+    atomic_fetch_sub_explicit(&running, o->threads - started, memory_order_relaxed);
     if (started == 0) {
         free(w);
         bvh_free(&b);
         snprintf(err, RT_ERR_LEN, "cannot start a thread");
         return RT_ERR_NOMEM;
     }
-    /* Relaxed: display only; the join below is what waits. */
-    while (atomic_load_explicit(&done, memory_order_relaxed) < ntiles) {
+    /* Relaxed on `done`: display only; the join below is what waits. Acquire
+     * on `running`: pairs with the workers' release as they leave. */
+    while (atomic_load_explicit(&done, memory_order_relaxed) < ntiles &&
+           atomic_load_explicit(&running, memory_order_acquire) > 0) {
         progress(o, &done, ntiles, false);
         nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
@@ -524,6 +534,13 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
         last = w[i].end > last ? w[i].end : last;
     }
     stats->render_secs = last - first;
+    /* Relaxed: after the joins. */
+    if (atomic_load_explicit(&done, memory_order_relaxed) < ntiles) {
+        free(w);
+        bvh_free(&b);
+        snprintf(err, RT_ERR_LEN, "out of memory: workers could not start");
+        return RT_ERR_NOMEM;
+    }
     for (unsigned i = 0; i < started; i++) {
         rt_thread_stats *s = &stats->per_thread[i], *t = &stats->total;
         t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
