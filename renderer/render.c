@@ -160,6 +160,73 @@ bvh_free(bvh *b)
         rtcReleaseDevice(b->device);
 }
 
+/* ---- the camera and the BVH, for benchmarks ---- */
+
+struct rt_camera_rays {
+    const rt_options *o;
+    view              v;
+};
+
+rt_result
+rt_camera_rays_create(const rt_options *o, const rt_scene *s, rt_camera_rays **out)
+{
+    *out = malloc(sizeof **out);
+    if (!*out)
+        return RT_ERR_NOMEM;
+    (*out)->o = o;
+    view_setup(o, s, &(*out)->v);
+    return RT_OK;
+}
+
+void
+rt_camera_rays_destroy(rt_camera_rays *c)
+{
+    free(c);
+}
+
+void
+rt_camera_ray(const rt_camera_rays *c, float x, float y, float org[3], float dir[3])
+{
+    v3 d = view_dir(&c->v, c->o, x, y);
+    org[0] = c->v.origin.x, org[1] = c->v.origin.y, org[2] = c->v.origin.z;
+    dir[0] = d.x, dir[1] = d.y, dir[2] = d.z;
+}
+
+struct rt_bvh {
+    bvh b;
+};
+
+rt_result
+rt_bvh_create(const rt_scene *s, rt_bvh **out, char err[RT_ERR_LEN])
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+    rt_result r = bvh_build(s, &(*out)->b, err);
+    if (r != RT_OK) {
+        rt_bvh_destroy(*out);
+        *out = NULL;
+    }
+    return r;
+}
+
+void *
+rt_bvh_embree_scene(const rt_bvh *b)
+{
+    return b->b.scene;
+}
+
+void
+rt_bvh_destroy(rt_bvh *b)
+{
+    if (b) {
+        bvh_free(&b->b);
+        free(b);
+    }
+}
+
 /* ---- shading ---- */
 
 typedef struct worker {

@@ -42,6 +42,19 @@ rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, 
 rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                          char err[RT_ERR_LEN]);
 
+/* The camera rays and the BVH that rt_render() uses, for benchmarks that
+ * trace the same rays through raw Embree. */
+typedef struct rt_camera_rays rt_camera_rays;
+rt_result rt_camera_rays_create(const rt_options *o, const rt_scene *s, rt_camera_rays **out);
+void      rt_camera_rays_destroy(rt_camera_rays *c);
+/* The ray through image point (x, y), in pixels from the top left. */
+void rt_camera_ray(const rt_camera_rays *c, float x, float y, float org[3], float dir[3]);
+
+typedef struct rt_bvh rt_bvh;
+rt_result             rt_bvh_create(const rt_scene *s, rt_bvh **out, char err[RT_ERR_LEN]);
+void                 *rt_bvh_embree_scene(const rt_bvh *b); /* an RTCScene */
+void                  rt_bvh_destroy(rt_bvh *b);
+
 /* The final report (stderr) and its JSON twin. */
 void      rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts,
                           ustr_table *strings, FILE *f);
