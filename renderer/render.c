@@ -328,11 +328,11 @@ barycentric(const rt_scene *s, uint32_t prim, v3 q, float *b1, float *b2)
 static void
 hit_derivatives(worker *w, uint32_t prim, hit *h, float px, float py)
 {
-
     memset(h->duv, 0, sizeof h->duv);
-    float denom_n = v3_dot(h->ng, h->ng);
-    if (denom_n == 0)
+    /* Only lookups that read textures need a footprint. */
+    if (w->o->texture_mode != RT_TEXTURE_FULL || v3_dot(h->ng, h->ng) == 0)
         return;
+    const uint32_t *ix = &w->s->indices[3 * prim];
     for (int axis = 0; axis < 2; axis++) {
         v3    dir = view_dir(w->v, w->o, px + (axis == 0), py + (axis == 1));
         float dn = v3_dot(dir, h->ng);
@@ -340,13 +340,18 @@ hit_derivatives(worker *w, uint32_t prim, hit *h, float px, float py)
             continue;
         float t = v3_dot(v3_sub(h->p, w->v->origin), h->ng) / dn;
         v3    q = v3_add(w->v->origin, v3_mul(dir, t));
-        float b1, b2;
-        barycentric(w->s, prim, q, &b1, &b2);
-        hit other;
-        hit_fill(w->s, prim, b1, b2, &other);
-        for (int set = 0; set < 2; set++)
-            for (int c = 0; c < 2; c++)
-                h->duv[set][2 * axis + c] = other.uv[set][c] - h->uv[set][c];
+        float b[3];
+        barycentric(w->s, prim, q, &b[1], &b[2]);
+        b[0] = 1 - b[1] - b[2];
+        for (int set = 0; set < 2; set++) {
+            const float *uvs = set == 0 ? w->s->uvs : w->s->uvs1;
+            for (int c = 0; uvs && c < 2; c++) {
+                float uv = 0;
+                for (int k = 0; k < 3; k++)
+                    uv += uvs[2 * ix[k] + c] * b[k];
+                h->duv[set][2 * axis + c] = uv - h->uv[set][c];
+            }
+        }
     }
 }
 
