@@ -7,6 +7,7 @@
 #include "tex_image.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,47 @@ tex_mip_levels(uint32_t width, uint32_t height)
     return n;
 }
 
+/* 8-bit sRGB both ways by table: building MIP levels converts every sample
+ * twice, and powf() per sample was most of a texture's load time.
+ * srgb_up[k] is the linear value where the encoded code rounds up to k + 1
+ * (the decode of (k + 0.5) / 255), so encoding is a search, exactly
+ * equivalent to rounding tex_linear_to_srgb(v) * 255. */
+static float          srgb_down[256], srgb_up[255];
+static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
+
+static void
+srgb_tables(void)
+{
+    for (int k = 0; k < 256; k++)
+        srgb_down[k] = tex_srgb_to_linear((float)k / 255.0f);
+    for (int k = 0; k < 255; k++)
+        srgb_up[k] = tex_srgb_to_linear(((float)k + 0.5f) / 255.0f);
+}
+
+static uint8_t
+srgb_encode_u8(float v)
+{
+    int lo = 0, hi = 255; /* the code is the number of thresholds v reaches */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v >= srgb_up[mid])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint8_t)lo;
+}
+
 /* One channel sample as linear float. */
 static float
 sample_get(const tex_image *img, size_t i)
 {
     float v;
     switch (img->type) {
-    case TEX_TYPE_U8:
-        v = ((const uint8_t *)img->pixels)[i] / 255.0f;
-        break;
+    case TEX_TYPE_U8: {
+        uint8_t b = ((const uint8_t *)img->pixels)[i];
+        return img->srgb ? srgb_down[b] : b / 255.0f;
+    }
     case TEX_TYPE_U16:
         v = ((const uint16_t *)img->pixels)[i] / 65535.0f;
         break;
@@ -55,12 +88,13 @@ sample_put(tex_image *img, size_t i, float v)
         return;
     }
     v = v < 0 ? 0 : v > 1 ? 1 : v;
+    if (img->type == TEX_TYPE_U8) {
+        ((uint8_t *)img->pixels)[i] = img->srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+        return;
+    }
     if (img->srgb)
         v = tex_linear_to_srgb(v);
-    if (img->type == TEX_TYPE_U8)
-        ((uint8_t *)img->pixels)[i] = (uint8_t)lrintf(v * 255.0f);
-    else
-        ((uint16_t *)img->pixels)[i] = (uint16_t)lrintf(v * 65535.0f);
+    ((uint16_t *)img->pixels)[i] = (uint16_t)lrintf(v * 65535.0f);
 }
 
 /* Alpha is a coverage, not a colour: it is never sRGB-decoded. */
@@ -74,6 +108,7 @@ tex_result
 tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image *dst,
                   char err[TEX_ERR_LEN])
 {
+    pthread_once(&srgb_once, srgb_tables);
     tex_result r = tex_image_alloc(dst, src->width, src->height, src->nchannels, type, err);
     if (r != TEX_OK)
         return r;
@@ -92,6 +127,11 @@ tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image 
 static void
 resample_line(const float *in, size_t in_step, uint32_t n, float *out, size_t out_step, uint32_t m)
 {
+    if (n == 2 * m) { /* the usual case: each output is the mean of two inputs */
+        for (uint32_t i = 0; i < m; i++)
+            out[i * out_step] = 0.5f * (in[2 * i * in_step] + in[(2 * i + 1) * in_step]);
+        return;
+    }
     double scale = (double)n / m;
     for (uint32_t i = 0; i < m; i++) {
         double x0 = i * scale, x1 = (i + 1) * scale, sum = 0;
@@ -106,6 +146,7 @@ resample_line(const float *in, size_t in_step, uint32_t n, float *out, size_t ou
 tex_result
 tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN])
 {
+    pthread_once(&srgb_once, srgb_tables);
     uint32_t   w = src->width > 1 ? src->width / 2 : 1, h = src->height > 1 ? src->height / 2 : 1;
     uint32_t   nc = src->nchannels, W = src->width, H = src->height;
     tex_result r = tex_image_alloc(dst, w, h, nc, src->type, err);
