@@ -100,6 +100,19 @@ bad_input)
     check 1 "" -o "$tmp/keep.exr" "$tmp/nosuch.gltf"
     [ "$(cat "$tmp/keep.exr")" = keep ] || fail "a failed run clobbered the output"
     ;;
+reference)
+    # Reference images (tests/render/ref, 96x72, 2 spp) of the generated
+    # scenes; $5 is the folder they were generated into. A little slack for
+    # 8-bit rounding and Embree's per-CPU code paths.
+    scenes=$testdata ref=$(dirname "$0")/ref
+    for png in "$ref"/*.png; do
+        base=$(basename "$png" .png) scene=${base%%-*} integrator=${base#*-}
+        "$render" --quiet -t 2 -r 96 72 --spp 2 --integrator "$integrator" -o "$tmp/$base.png" \
+            "$scenes/$scene/$scene.gltf" 2>/dev/null || fail "$base: exit $?"
+        "$imgdiff" --tolerance 0.02 --max-fail 35 "$png" "$tmp/$base.png" ||
+            fail "$base differs from its reference"
+    done
+    ;;
 testdata)
     [ -d "$testdata" ] || { echo "skipped: no test data at '$testdata'"; exit 77; }
     n=0
