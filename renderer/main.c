@@ -59,9 +59,11 @@ embedded_extract(const rt_scene *s, tex_system *ts, ustr_table *strings)
         return NULL;
     }
     for (uint32_t i = 0; i < s->nembedded; i++) {
-        const char *name = s->embedded[i].name, *ext = strrchr(name, '.');
+        /* No extension needed: the texture system reads a file's format
+         * from its first bytes. */
+        const char *name = s->embedded[i].name;
         char        path[4200];
-        snprintf(path, sizeof path, "%s/embedded%u%s", dir, i, ext ? ext : "");
+        snprintf(path, sizeof path, "%s/embedded%u", dir, i);
         FILE *f = fopen(path, "wb");
         bool  ok =
             f && fwrite(s->embedded[i].data, 1, s->embedded[i].size, f) == s->embedded[i].size;
@@ -80,13 +82,9 @@ embedded_remove(char *dir, uint32_t n)
     if (!dir)
         return;
     for (uint32_t i = 0; i < n; i++) {
-        char pattern[4200];
-        /* The extension is unknown here: try the common ones. */
-        static const char *const exts[] = {"", ".png", ".jpg", ".jpeg", ".exr", ".ktx2", ".webp"};
-        for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
-            snprintf(pattern, sizeof pattern, "%s/embedded%u%s", dir, i, exts[k]);
-            unlink(pattern);
-        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/embedded%u", dir, i);
+        unlink(path);
     }
     rmdir(dir);
     free(dir);

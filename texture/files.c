@@ -363,11 +363,19 @@ static tex_result
 open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex_result r = TEX_OK;
-    if (tex__sniff(f->path, err, &r) == TEX__FORMAT_EXR)
+    tex_image  img;
+    switch (tex__sniff(f->path, err, &r)) {
+    case TEX__FORMAT_EXR:
         return open_exr(ts, f, err); /* tiled and MIP-mapped: tile by tile */
-    tex_image img;
-    if (r == TEX_OK)
-        r = tex_image_read(f->path, &img, err);
+    case TEX__FORMAT_PNG:
+        r = tex_png_read(f->path, &img, err);
+        break;
+    case TEX__FORMAT_JPEG:
+        r = tex_jpeg_read(f->path, &img, err);
+        break;
+    default:
+        return r; /* sniffing said why */
+    }
     return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
 }
 

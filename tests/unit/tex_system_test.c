@@ -57,6 +57,14 @@ rgb_consts(uint32_t x, uint32_t y, uint32_t c)
     return 50 + 50 * c; /* R 50, G 100, B 150 */
 }
 
+static tex_thread *
+thread_new(tex_system *ts)
+{
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    return tc;
+}
+
 static tex_system *
 system_new(void)
 {
@@ -88,9 +96,8 @@ case_bilinear(const char *arg)
     (void)arg;
     ustr        name = png_make("ramp.png", 4, 4, 1, ramp4);
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    tex_opts o = {.raw = true, .swrap = TEX_WRAP_CLAMP, .twrap = TEX_WRAP_CLAMP};
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .swrap = TEX_WRAP_CLAMP, .twrap = TEX_WRAP_CLAMP};
     /* Texel centres are exact. */
     CHECK_NEAR(grey(ts, tc, name, 0.125f, 0.125f, &o), 0 / 255.0f);
     CHECK_NEAR(grey(ts, tc, name, 0.375f, 0.625f, &o), (10 + 80) / 255.0f);
@@ -121,10 +128,9 @@ case_srgb(const char *arg)
     (void)arg;
     ustr        name = png_make("rgb.png", 8, 8, 3, rgb_consts);
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    float    rgba[4];
-    tex_opts o = {0};
+    tex_thread *tc = thread_new(ts);
+    float       rgba[4];
+    tex_opts    o = {0};
     CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_OK);
     for (int c = 0; c < 3; c++) {
         float v = (50 + 50 * c) / 255.0f;
@@ -146,9 +152,8 @@ case_wrap(const char *arg)
     (void)arg;
     ustr        name = png_make("ramp_wrap.png", 4, 4, 1, ramp4);
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     /* s = 1.375 is texel 5 of a 4-wide row. */
     o.swrap = o.twrap = TEX_WRAP_PERIODIC;
     CHECK_NEAR(grey(ts, tc, name, 1.375f, 0.125f, &o), 10 / 255.0f);  /* 5 mod 4 = 1 */
@@ -183,13 +188,12 @@ case_mip(const char *arg)
      * below the first. */
     ustr        name = png_make("checker.png", 64, 64, 1, checker);
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    tex_opts   o = {.raw = true};
-    float      rgba[4];
-    float      s = (10 + 0.5f) / 64, t = (3 + 0.5f) / 64; /* texel (10, 3): 255 */
-    tex_derivs fine = {1.0f / 64, 0, 0, 1.0f / 64};       /* one texel: level 0 */
-    tex_derivs coarse = {4.0f / 64, 0, 0, 4.0f / 64};     /* four texels: level 2 */
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true};
+    float       rgba[4];
+    float       s = (10 + 0.5f) / 64, t = (3 + 0.5f) / 64; /* texel (10, 3): 255 */
+    tex_derivs  fine = {1.0f / 64, 0, 0, 1.0f / 64};       /* one texel: level 0 */
+    tex_derivs  coarse = {4.0f / 64, 0, 0, 4.0f / 64};     /* four texels: level 2 */
     tex_lookup(ts, tc, name, s, t, &fine, &o, rgba);
     CHECK_NEAR(rgba[0], 1.0f);
     tex_lookup(ts, tc, name, s, t, &coarse, &o, rgba);
@@ -239,9 +243,8 @@ case_udim(const char *arg)
     snprintf(pattern, sizeof pattern, "%s/wall.<UDIM>.png", dir);
     ustr        name = ustr_intern_cstr(pattern);
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    tex_opts o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
     CHECK_NEAR(grey(ts, tc, name, 0.5f, 0.5f, &o), 10 / 255.0f); /* 1001 */
     CHECK_NEAR(grey(ts, tc, name, 1.5f, 0.5f, &o), 20 / 255.0f); /* 1002 */
     CHECK_NEAR(grey(ts, tc, name, 0.5f, 1.5f, &o), 30 / 255.0f); /* 1011 */
@@ -271,9 +274,8 @@ case_missing(const char *arg)
     tex_config  cfg = {.report = count_report};
     tex_system *ts;
     REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    char path[512];
+    tex_thread *tc = thread_new(ts);
+    char        path[512];
     snprintf(path, sizeof path, "%s/nosuch.png", dir);
     ustr     name = ustr_intern_cstr(path);
     tex_opts o = {.fill = {0.1f, 0.2f, 0.3f, 0.4f}};
@@ -355,11 +357,10 @@ case_maketx(const char *arg)
     tex_exr_close(f);
 
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    ustr     name = ustr_intern_cstr(exr);
-    tex_opts o = {.filter = TEX_FILTER_CLOSEST};
-    float    a[4], b[4];
+    tex_thread *tc = thread_new(ts);
+    ustr        name = ustr_intern_cstr(exr);
+    tex_opts    o = {.filter = TEX_FILTER_CLOSEST};
+    float       a[4], b[4];
     /* Same texel through the PNG (sRGB decoded) and the EXR (linear). */
     CHECK_EQ_INT(tex_lookup(ts, tc, name, 100.5f / 300, 50.5f / 200, NULL, &o, a), TEX_OK);
     CHECK_EQ_INT(tex_lookup(ts, tc, png, 100.5f / 300, 50.5f / 200, NULL, &o, b), TEX_OK);
@@ -399,9 +400,8 @@ case_open_files(const char *arg)
     tex_config  cfg = {.max_open_files = 2};
     tex_system *ts;
     REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     /* Files in turn, tile by tile: every tile read needs that file's handle,
      * and the cap of 2 keeps closing the others'. */
     for (int tile = 0; tile < 16; tile++)
@@ -466,10 +466,9 @@ static void
 case_exr_npot_tiles(const char *arg)
 {
     (void)arg;
-    ustr        name = exr_make("npot.exr", 96, 80, 1, TEX_TYPE_HALF, 48, ramp_xy);
-    tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    ustr          name = exr_make("npot.exr", 96, 80, 1, TEX_TYPE_HALF, 48, ramp_xy);
+    tex_system   *ts = system_new();
+    tex_thread   *tc = thread_new(ts);
     tex_file_info info;
     REQUIRE(tex_file_info_get(ts, name, &info) == TEX_OK);
     CHECK(info.tiled_on_disk);
@@ -591,10 +590,9 @@ static void
 case_bad_coords(const char *arg)
 {
     (void)arg;
-    ustr        name = png_make("checker_bad.png", 64, 64, 1, checker);
-    tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    ustr             name = png_make("checker_bad.png", 64, 64, 1, checker);
+    tex_system      *ts = system_new();
+    tex_thread      *tc = thread_new(ts);
     const float      inf = INFINITY, nan = NAN;
     const float      coords[] = {0.5f, 0.0f, -0.0f, 1.0f, 1e-30f, -1e30f, 1e30f, inf, -inf, nan};
     const tex_derivs derivs[] = {
@@ -638,8 +636,7 @@ case_alias(const char *arg)
     ustr        real = png_make("alias_real.png", 4, 4, 1, ramp4);
     ustr        name = ustr_intern_cstr("scene.glb#embedded0.png");
     tex_system *ts = system_new();
-    tex_thread *tc;
-    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
     CHECK_EQ_INT(tex_file_alias(ts, name, real), TEX_OK);
     tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     CHECK_NEAR(grey(ts, tc, name, 0.375f, 0.125f, &o), 10 / 255.0f);
