@@ -46,6 +46,9 @@ rt_options_usage(FILE *f)
           "                          interning (excludes --bypass-texture)\n"
           "      --intern MODE       per-lookup: intern the filename at every lookup, or\n"
           "                          once: at scene load (default per-lookup)\n"
+          "      --open-textures M   upfront: the workers open every texture the scene\n"
+          "                          names before the first tile; lazy: each on its\n"
+          "                          first lookup (default upfront)\n"
           "      --ustring-lock L    mutex, spin, rwspin, sharded, lockfree or default\n"
           "                          (default: default, which is lockfree)\n"
           "      --integrator I      eyelight, normal, uv, albedo or ao (default eyelight)\n"
@@ -94,6 +97,18 @@ rt_texture_mode_name(rt_texture_mode m)
         return "early-out";
     }
     return "unknown";
+}
+
+const char *
+rt_intern_mode_name(rt_intern_mode m)
+{
+    return m == RT_INTERN_ONCE ? "once" : "per-lookup";
+}
+
+const char *
+rt_open_mode_name(rt_open_mode m)
+{
+    return m == RT_OPEN_LAZY ? "lazy" : "upfront";
 }
 
 /* ---- errors ---- */
@@ -179,6 +194,7 @@ enum {
     OPT_BYPASS,
     OPT_EARLY_OUT,
     OPT_INTERN,
+    OPT_OPEN,
     OPT_LOCK,
     OPT_INTEGRATOR,
     OPT_MAX_MEMORY,
@@ -202,6 +218,7 @@ static const struct option longopts[] = {
     {"bypass-texture", no_argument, NULL, OPT_BYPASS},
     {"early-out", no_argument, NULL, OPT_EARLY_OUT},
     {"intern", required_argument, NULL, OPT_INTERN},
+    {"open-textures", required_argument, NULL, OPT_OPEN},
     {"ustring-lock", required_argument, NULL, OPT_LOCK},
     {"integrator", required_argument, NULL, OPT_INTEGRATOR},
     {"max-memory-mb", required_argument, NULL, OPT_MAX_MEMORY},
@@ -352,6 +369,14 @@ rt_options_parse(int argc, char **argv, rt_options *o)
                 o->intern = RT_INTERN_ONCE;
             else
                 return usage_error("%s: '%s' is not a mode (per-lookup or once)", name, optarg);
+            break;
+        case OPT_OPEN:
+            if (strcmp(optarg, "upfront") == 0)
+                o->open = RT_OPEN_UPFRONT;
+            else if (strcmp(optarg, "lazy") == 0)
+                o->open = RT_OPEN_LAZY;
+            else
+                return usage_error("%s: '%s' is not a mode (upfront or lazy)", name, optarg);
             break;
         case OPT_LOCK:
             if (ustr_lock_parse(optarg, &o->lock) != USTR_OK)

@@ -68,6 +68,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             {.name = "rt:texture_mode",
              .is_string = true,
              .s = rt_texture_mode_name(o->texture_mode)},
+            {.name = "rt:intern", .is_string = true, .s = rt_intern_mode_name(o->intern)},
+            {.name = "rt:open_textures", .is_string = true, .s = rt_open_mode_name(o->open)},
             {.name = "rt:ustring_lock", .is_string = true, .s = ustr_lock_name(o->lock)},
             {.name = "rt:integrator", .is_string = true, .s = rt_integrator_name(o->integrator)},
         };
@@ -94,14 +96,18 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
         most = s->per_thread[i].busy_secs > most ? s->per_thread[i].busy_secs : most;
         least = s->per_thread[i].busy_secs < least ? s->per_thread[i].busy_secs : least;
     }
-    fprintf(f, "render: %ux%u, %u spp, %u threads, %s, texture %s, intern %s, lock %s\n", o->width,
-            o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
-            rt_texture_mode_name(o->texture_mode),
-            o->intern == RT_INTERN_ONCE ? "once" : "per-lookup", ustr_lock_name(o->lock));
+    fprintf(f, "render: %ux%u, %u spp, %u threads, %s, texture %s, intern %s, open %s, lock %s\n",
+            o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
+            rt_texture_mode_name(o->texture_mode), rt_intern_mode_name(o->intern),
+            rt_open_mode_name(o->open), ustr_lock_name(o->lock));
     fprintf(f, "  time: scene %.3f s, BVH %.3f s, render %.3f s\n", s->load_secs, s->bvh_secs,
             s->render_secs);
-    fprintf(f, "  threads: busy %.3f..%.3f s (imbalance %.1f%%), %" PRIu64 " tiles\n", least, most,
-            most > 0 ? 100.0 * (most - least) / most : 0.0, s->ntiles);
+    fprintf(f,
+            "  threads: busy %.3f..%.3f s (imbalance %.1f%%), on a CPU %.0f%% of it, %" PRIu64
+            " tiles\n",
+            least, most, most > 0 ? 100.0 * (most - least) / most : 0.0,
+            s->total.busy_secs > 0 ? 100.0 * s->total.cpu_secs / s->total.busy_secs : 0.0,
+            s->ntiles);
     fprintf(f, "  rays %" PRIu64 " (%.2f Mrays/s), shading points %" PRIu64 "\n", t->rays,
             per_sec(t->rays, s->render_secs) / 1e6, t->shading_points);
     fprintf(f,
@@ -134,19 +140,22 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
     fprintf(f,
             "{\"width\": %u, \"height\": %u, \"spp\": %u, \"threads\": %u,\n"
             " \"integrator\": \"%s\", \"texture_mode\": \"%s\", \"intern\": \"%s\","
-            " \"ustring_lock\": \"%s\",\n"
+            " \"open_textures\": \"%s\", \"ustring_lock\": \"%s\",\n"
             " \"load_secs\": %.6f, \"bvh_secs\": %.6f, \"render_secs\": %.6f,\n"
             " \"tiles\": %" PRIu64 ", \"rays\": %" PRIu64 ", \"shading_points\": %" PRIu64 ",\n"
             " \"lookups\": %" PRIu64 ", \"lookup_errors\": %" PRIu64 ", \"interns\": %" PRIu64
             ", \"bypasses\": %" PRIu64 ", \"early_outs\": %" PRIu64 ",\n",
             o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
-            rt_texture_mode_name(o->texture_mode),
-            o->intern == RT_INTERN_ONCE ? "once" : "per-lookup", ustr_lock_name(o->lock),
-            s->load_secs, s->bvh_secs, s->render_secs, s->ntiles, t->rays, t->shading_points,
-            t->lookups, t->lookup_errors, t->interns, t->bypasses, t->early_outs);
+            rt_texture_mode_name(o->texture_mode), rt_intern_mode_name(o->intern),
+            rt_open_mode_name(o->open), ustr_lock_name(o->lock), s->load_secs, s->bvh_secs,
+            s->render_secs, s->ntiles, t->rays, t->shading_points, t->lookups, t->lookup_errors,
+            t->interns, t->bypasses, t->early_outs);
     fprintf(f, " \"thread_busy_secs\": [");
     for (unsigned i = 0; i < s->threads; i++)
         fprintf(f, "%s%.6f", i ? ", " : "", s->per_thread[i].busy_secs);
+    fprintf(f, "],\n \"thread_cpu_secs\": [");
+    for (unsigned i = 0; i < s->threads; i++)
+        fprintf(f, "%s%.6f", i ? ", " : "", s->per_thread[i].cpu_secs);
     fprintf(f,
             "],\n \"ustring\": {\"lookups\": %" PRIu64 ", \"inserts\": %" PRIu64
             ", \"contended\": %" PRIu64 ", \"strings\": %" PRIu64 "},\n",

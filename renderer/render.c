@@ -56,11 +56,17 @@ v3_load(const float *p)
 }
 
 static double
-now(void)
+clock_secs(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double
+now(void)
+{
+    return clock_secs(CLOCK_MONOTONIC);
 }
 
 /* ---- camera ---- */
@@ -68,6 +74,7 @@ now(void)
 typedef struct view {
     v3    origin, forward, right, up;
     float tan_y, aspect;
+    v3    step_x, step_y; /* how view_ray() changes one pixel right, one down */
 } view;
 
 static void
@@ -84,15 +91,25 @@ view_setup(const rt_options *o, const rt_scene *s, view *v)
     float yfov = o->has_fov ? o->fov_degrees * (float)M_PI / 180 : s->camera.yfov;
     v->tan_y = tanf(yfov / 2);
     v->aspect = (float)o->width / (float)o->height;
+    v->step_x = v3_mul(v->right, 2 * v->aspect * v->tan_y / (float)o->width);
+    v->step_y = v3_mul(v->up, -2 * v->tan_y / (float)o->height);
 }
 
-/* The direction through image point (x, y), in pixels from the top left. */
+/* A direction (not normalised) through image point (x, y), in pixels from
+ * the top left; it moves by step_x and step_y per pixel. */
 static v3
-view_dir(const view *v, const rt_options *o, float x, float y)
+view_ray(const view *v, const rt_options *o, float x, float y)
 {
     float nx = (2 * x / (float)o->width - 1) * v->aspect * v->tan_y;
     float ny = (1 - 2 * y / (float)o->height) * v->tan_y;
-    return v3_norm(v3_add(v->forward, v3_add(v3_mul(v->right, nx), v3_mul(v->up, ny))));
+    return v3_add(v->forward, v3_add(v3_mul(v->right, nx), v3_mul(v->up, ny)));
+}
+
+/* The unit direction through image point (x, y). */
+static v3
+view_dir(const view *v, const rt_options *o, float x, float y)
+{
+    return v3_norm(view_ray(v, o, x, y));
 }
 
 /* ---- per-pixel random numbers ---- */
@@ -227,6 +244,47 @@ rt_bvh_destroy(rt_bvh *b)
     }
 }
 
+/* ---- opening the scene's textures ---- */
+
+/* A texture file to open before the first tile (--open-textures upfront):
+ * a name as a slot interns it, and whether lookups read it as data. */
+typedef struct open_job {
+    ustr name;
+    bool raw;
+} open_job;
+
+static int
+open_job_cmp(const void *a, const void *b)
+{
+    const open_job *x = a, *y = b;
+    if (x->name != y->name)
+        return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : 1;
+    return (int)x->raw - (int)y->raw;
+}
+
+/* The distinct files the materials name, each once; *out NULL when none. */
+static rt_result
+open_jobs(const rt_scene *s, open_job **out, uint32_t *n)
+{
+    *out = NULL, *n = 0;
+    size_t    cap = (size_t)s->nmaterials * RT_SLOT_COUNT, k = 0;
+    open_job *jobs = cap ? malloc(cap * sizeof *jobs) : NULL;
+    if (cap && !jobs)
+        return RT_ERR_NOMEM;
+    for (uint32_t m = 0; m < s->nmaterials; m++)
+        for (int i = 0; i < RT_SLOT_COUNT; i++)
+            if (s->materials[m].slots[i].name)
+                jobs[k++] = (open_job){s->materials[m].slots[i].name, s->materials[m].slots[i].raw};
+    if (k)
+        qsort(jobs, k, sizeof *jobs, open_job_cmp);
+    size_t unique = 0;
+    for (size_t i = 0; i < k; i++)
+        if (unique == 0 || open_job_cmp(&jobs[unique - 1], &jobs[i]) != 0)
+            jobs[unique++] = jobs[i];
+    *out = jobs, *n = (uint32_t)unique;
+    return RT_OK;
+}
+
 /* ---- shading ---- */
 
 typedef struct worker {
@@ -237,8 +295,9 @@ typedef struct worker {
     tex_system       *ts;
     ustr_table       *strings;
     rt_image         *img;
-    _Atomic uint32_t *next_tile, *tiles_done, *running;
-    uint32_t          tiles_x, ntiles;
+    _Atomic uint32_t *next_job, *tiles_done, *running;
+    const open_job   *opens; /* jobs 0..nopens-1; then the tiles */
+    uint32_t          nopens, tiles_x, ntiles;
     float             ao_distance;
     rt_thread_stats  *st;
     tex_thread       *tc;
@@ -309,47 +368,43 @@ hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, hit *h)
     h->m = &s->materials[s->material[prim]];
 }
 
-/* Barycentrics (b1, b2) of point q on the plane of triangle `prim`. */
+/* Texture-coordinate derivatives from the rays one pixel right and one
+ * down (ray differentials, as a renderer picks MIP levels): where each meets
+ * the hit's plane, in barycentrics, mapped through the triangle's UVs. `ray`
+ * is the camera ray's direction before normalising; its neighbours are
+ * ray + step_x and ray + step_y. */
 static void
-barycentric(const rt_scene *s, uint32_t prim, v3 q, float *b1, float *b2)
-{
-    const uint32_t *ix = &s->indices[3 * prim];
-    v3    a = v3_load(&s->positions[3 * ix[0]]), e1 = v3_sub(v3_load(&s->positions[3 * ix[1]]), a);
-    v3    e2 = v3_sub(v3_load(&s->positions[3 * ix[2]]), a), r = v3_sub(q, a);
-    float d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
-    float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2), det = d11 * d22 - d12 * d12;
-    *b1 = det != 0 ? (d22 * r1 - d12 * r2) / det : 0;
-    *b2 = det != 0 ? (d11 * r2 - d12 * r1) / det : 0;
-}
-
-/* Texture-coordinate derivatives from the rays one pixel right and down,
- * met on the hit's plane (ray differentials, as a renderer picks MIP
- * levels). */
-static void
-hit_derivatives(worker *w, uint32_t prim, hit *h, float px, float py)
+hit_derivatives(worker *w, uint32_t prim, hit *h, v3 ray)
 {
     memset(h->duv, 0, sizeof h->duv);
     /* Only lookups that read textures need a footprint. */
     if (w->o->texture_mode != RT_TEXTURE_FULL || v3_dot(h->ng, h->ng) == 0)
         return;
-    const uint32_t *ix = &w->s->indices[3 * prim];
+    const rt_scene *s = w->s;
+    const uint32_t *ix = &s->indices[3 * prim];
+    v3              a = v3_load(&s->positions[3 * ix[0]]);
+    v3              e1 = v3_sub(v3_load(&s->positions[3 * ix[1]]), a);
+    v3              e2 = v3_sub(v3_load(&s->positions[3 * ix[2]]), a);
+    float           d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
+    float           det = d11 * d22 - d12 * d12;
+    if (det == 0)
+        return; /* a degenerate triangle: no footprint, the finest level */
+    float reach = v3_dot(v3_sub(h->p, w->v->origin), h->ng);
     for (int axis = 0; axis < 2; axis++) {
-        v3    dir = view_dir(w->v, w->o, px + (axis == 0), py + (axis == 1));
+        v3    dir = v3_add(ray, axis == 0 ? w->v->step_x : w->v->step_y);
         float dn = v3_dot(dir, h->ng);
         if (fabsf(dn) < 1e-8f)
-            continue;
-        float t = v3_dot(v3_sub(h->p, w->v->origin), h->ng) / dn;
-        v3    q = v3_add(w->v->origin, v3_mul(dir, t));
-        float b[3];
-        barycentric(w->s, prim, q, &b[1], &b[2]);
-        b[0] = 1 - b[1] - b[2];
+            continue; /* the neighbour ray runs along the plane */
+        /* Where it meets the plane, from the hit; then in barycentrics. */
+        v3    r = v3_sub(v3_add(w->v->origin, v3_mul(dir, reach / dn)), h->p);
+        float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2);
+        float db1 = (d22 * r1 - d12 * r2) / det, db2 = (d11 * r2 - d12 * r1) / det;
         for (int set = 0; set < 2; set++) {
-            const float *uvs = set == 0 ? w->s->uvs : w->s->uvs1;
+            const float *uvs = set == 0 ? s->uvs : s->uvs1;
             for (int c = 0; uvs && c < 2; c++) {
-                float uv = 0;
-                for (int k = 0; k < 3; k++)
-                    uv += uvs[2 * ix[k] + c] * b[k];
-                h->duv[set][2 * axis + c] = uv - h->uv[set][c];
+                float uv0 = uvs[2 * ix[0] + c];
+                h->duv[set][2 * axis + c] =
+                    db1 * (uvs[2 * ix[1] + c] - uv0) + db2 * (uvs[2 * ix[2] + c] - uv0);
             }
         }
     }
@@ -448,8 +503,7 @@ render_pixel(worker *w, uint32_t px, uint32_t py)
     float             sum[4] = {0, 0, 0, 0};
     for (unsigned s = 0; s < o->spp; s++) {
         float sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
-        float fx = (float)px + sx, fy = (float)py + sy;
-        v3    dir = view_dir(w->v, o, fx, fy);
+        v3    ray = view_ray(w->v, o, (float)px + sx, (float)py + sy), dir = v3_norm(ray);
         struct RTCIntersectContext ctx;
         rtcInitIntersectContext(&ctx);
         struct RTCRayHit rh = {.ray = {.org_x = w->v->origin.x,
@@ -469,7 +523,7 @@ render_pixel(worker *w, uint32_t px, uint32_t py)
         hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, &h);
         h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
         h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
-        hit_derivatives(w, rh.hit.primID, &h, fx, fy);
+        hit_derivatives(w, rh.hit.primID, &h, ray);
         float rgb[3];
         shade(w, &h, dir, &rng, rgb);
         for (int c = 0; c < 3; c++)
@@ -486,15 +540,23 @@ worker_main(void *arg)
 {
     worker *w = arg;
     w->start = w->end = now();
+    double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
     if (tex_thread_create(w->ts, &w->tc) != TEX_OK) {
         /* Release: pairs with the main thread's acquire; it stops waiting. */
         atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
         return NULL;
     }
     for (;;) {
-        /* Relaxed: the counter only hands each tile to one worker; pixels
-         * reach the writer through pthread_join(), which orders everything. */
-        uint32_t i = atomic_fetch_add_explicit(w->next_tile, 1, memory_order_relaxed);
+        /* Relaxed: the counter only hands each job to one worker; pixels
+         * reach the writer through pthread_join(), which orders everything,
+         * and an opened file is published by the texture system itself. */
+        uint32_t i = atomic_fetch_add_explicit(w->next_job, 1, memory_order_relaxed);
+        if (i < w->nopens) {
+            /* A file that fails is reported once here; its lookups count. */
+            (void)tex_file_open(w->ts, w->tc, w->opens[i].name, w->opens[i].raw);
+            continue;
+        }
+        i -= w->nopens;
         if (i >= w->ntiles)
             break;
         uint32_t x0 = (i % w->tiles_x) * w->o->tile, y0 = (i / w->tiles_x) * w->o->tile;
@@ -508,6 +570,7 @@ worker_main(void *arg)
     tex_thread_destroy(w->tc);
     w->end = now();
     w->st->busy_secs = w->end - w->start;
+    w->st->cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
     /* Release: as above. */
     atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
     return NULL;
@@ -527,6 +590,87 @@ progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final
         fputc('\n', stderr);
 }
 
+/* Everything one render's workers share. */
+typedef struct job_board {
+    _Atomic uint32_t next, done, running;
+    const open_job  *opens;
+    uint32_t         nopens, tiles_x, ntiles;
+} job_board;
+
+/* Starts o->threads workers on the board, shows progress while they run,
+ * joins them and sums their statistics. */
+static rt_result
+run_workers(const rt_options *o, const rt_scene *scene, const view *v, RTCScene rtc, tex_system *ts,
+            ustr_table *strings, rt_image *img, job_board *jb, rt_render_stats *stats,
+            char err[RT_ERR_LEN])
+{
+    worker *w = calloc(o->threads, sizeof *w);
+    if (!w) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+    v3       diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
+    unsigned started = 0;
+    for (unsigned i = 0; i < o->threads; i++) {
+        w[i] = (worker){.o = o,
+                        .s = scene,
+                        .v = v,
+                        .rtc = rtc,
+                        .ts = ts,
+                        .strings = strings,
+                        .img = img,
+                        .next_job = &jb->next,
+                        .tiles_done = &jb->done,
+                        .running = &jb->running,
+                        .opens = jb->opens,
+                        .nopens = jb->nopens,
+                        .tiles_x = jb->tiles_x,
+                        .ntiles = jb->ntiles,
+                        .ao_distance = 0.25f * sqrtf(v3_dot(diag, diag)),
+                        .st = &stats->per_thread[i]};
+        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
+            break;
+        started++;
+    }
+    /* Relaxed: threads that never started never run. */
+    atomic_fetch_sub_explicit(&jb->running, o->threads - started, memory_order_relaxed);
+    if (started == 0) {
+        free(w);
+        snprintf(err, RT_ERR_LEN, "cannot start a thread");
+        return RT_ERR_NOMEM;
+    }
+    /* Relaxed on `done`: display only; the join below is what waits. Acquire
+     * on `running`: pairs with the workers' release as they leave. */
+    while (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
+           atomic_load_explicit(&jb->running, memory_order_acquire) > 0) {
+        progress(o, &jb->done, jb->ntiles, false);
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    progress(o, &jb->done, jb->ntiles, true);
+    /* From the first worker's start to the last one's end, as the workers
+     * read the clock: the main thread's polling does not count. */
+    double first = w[0].start, last = w[0].end;
+    for (unsigned i = 0; i < started; i++) {
+        first = w[i].start < first ? w[i].start : first;
+        last = w[i].end > last ? w[i].end : last;
+        rt_thread_stats *s = &stats->per_thread[i], *t = &stats->total;
+        t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
+        t->lookups += s->lookups, t->interns += s->interns, t->early_outs += s->early_outs;
+        t->bypasses += s->bypasses, t->lookup_errors += s->lookup_errors;
+        t->busy_secs += s->busy_secs, t->cpu_secs += s->cpu_secs;
+    }
+    stats->render_secs = last - first;
+    free(w);
+    /* Relaxed: after the joins. */
+    if (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles) {
+        snprintf(err, RT_ERR_LEN, "out of memory: workers could not start");
+        return RT_ERR_NOMEM;
+    }
+    return RT_OK;
+}
+
 rt_result
 rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
           rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN])
@@ -535,92 +679,34 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     double    t0 = now();
     rt_result r = bvh_build(scene, &b, err);
     stats->bvh_secs = now() - t0;
-    if (r != RT_OK) {
-        bvh_free(&b);
-        return r;
-    }
-    img->width = o->width, img->height = o->height;
-    img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
-    if (!img->rgba) {
-        bvh_free(&b);
-        snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
-        return RT_ERR_NOMEM;
-    }
-    view v;
-    view_setup(o, scene, &v);
-    v3               diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
-    _Atomic uint32_t next = 0, done = 0, running = o->threads;
-    uint32_t         tiles_x = (o->width + o->tile - 1) / o->tile;
-    uint32_t         ntiles = tiles_x * ((o->height + o->tile - 1) / o->tile);
-    worker          *w = calloc(o->threads, sizeof *w);
-    if (!w) {
-        bvh_free(&b);
-        snprintf(err, RT_ERR_LEN, "out of memory");
-        return RT_ERR_NOMEM;
-    }
+    job_board jb = {.tiles_x = (o->width + o->tile - 1) / o->tile};
+    jb.ntiles = jb.tiles_x * ((o->height + o->tile - 1) / o->tile);
+    atomic_init(&jb.next, 0), atomic_init(&jb.done, 0), atomic_init(&jb.running, o->threads);
     stats->threads = o->threads;
-    stats->ntiles = ntiles;
-    unsigned started = 0;
-    for (unsigned i = 0; i < o->threads; i++) {
-        w[i] = (worker){.o = o,
-                        .s = scene,
-                        .v = &v,
-                        .rtc = b.scene,
-                        .ts = ts,
-                        .strings = strings,
-                        .img = img,
-                        .next_tile = &next,
-                        .tiles_done = &done,
-                        .running = &running,
-                        .tiles_x = tiles_x,
-                        .ntiles = ntiles,
-                        .ao_distance = 0.25f * sqrtf(v3_dot(diag, diag)),
-                        .st = &stats->per_thread[i]};
-        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
-            break;
-        started++;
+    stats->ntiles = jb.ntiles;
+    img->width = o->width, img->height = o->height;
+    img->rgba = NULL;
+    open_job *opens = NULL;
+    if (r == RT_OK) {
+        img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
+        /* Only full texturing reads files; the other modes must not open any. */
+        bool upfront = o->texture_mode == RT_TEXTURE_FULL && o->open == RT_OPEN_UPFRONT;
+        if (!img->rgba || (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
+            snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
+            r = RT_ERR_NOMEM;
+        }
     }
-    /* Relaxed: threads that never started never run. */
-    atomic_fetch_sub_explicit(&running, o->threads - started, memory_order_relaxed);
-    if (started == 0) {
-        free(w);
-        bvh_free(&b);
-        snprintf(err, RT_ERR_LEN, "cannot start a thread");
-        return RT_ERR_NOMEM;
+    if (r == RT_OK) {
+        view v;
+        view_setup(o, scene, &v);
+        jb.opens = opens;
+        r = run_workers(o, scene, &v, b.scene, ts, strings, img, &jb, stats, err);
     }
-    /* Relaxed on `done`: display only; the join below is what waits. Acquire
-     * on `running`: pairs with the workers' release as they leave. */
-    while (atomic_load_explicit(&done, memory_order_relaxed) < ntiles &&
-           atomic_load_explicit(&running, memory_order_acquire) > 0) {
-        progress(o, &done, ntiles, false);
-        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    if (r != RT_OK) {
+        free(img->rgba);
+        img->rgba = NULL;
     }
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(w[i].thread, NULL);
-    progress(o, &done, ntiles, true);
-    /* From the first worker's start to the last one's end, as the workers
-     * read the clock: the main thread's polling does not count. */
-    double first = w[0].start, last = w[0].end;
-    for (unsigned i = 1; i < started; i++) {
-        first = w[i].start < first ? w[i].start : first;
-        last = w[i].end > last ? w[i].end : last;
-    }
-    stats->render_secs = last - first;
-    /* Relaxed: after the joins. */
-    if (atomic_load_explicit(&done, memory_order_relaxed) < ntiles) {
-        free(w);
-        bvh_free(&b);
-        snprintf(err, RT_ERR_LEN, "out of memory: workers could not start");
-        return RT_ERR_NOMEM;
-    }
-    for (unsigned i = 0; i < started; i++) {
-        rt_thread_stats *s = &stats->per_thread[i], *t = &stats->total;
-        t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
-        t->lookups += s->lookups, t->interns += s->interns, t->early_outs += s->early_outs;
-        t->bypasses += s->bypasses, t->lookup_errors += s->lookup_errors;
-        t->busy_secs += s->busy_secs;
-    }
-    free(w);
+    free(opens);
     bvh_free(&b);
-    return RT_OK;
+    return r;
 }

@@ -32,6 +32,16 @@ typedef enum rt_intern_mode {
     RT_INTERN_ONCE,           /* use the name interned at scene load */
 } rt_intern_mode;
 
+/* When the texture files a scene names are opened (decoded, for formats
+ * without MIP levels, and their levels built): by the workers before the
+ * first tile, in parallel, or each on its first lookup, where a worker that
+ * needs a file another is opening waits for it (a study may want to see
+ * that). Only full texturing opens files. */
+typedef enum rt_open_mode {
+    RT_OPEN_UPFRONT = 0,
+    RT_OPEN_LAZY,
+} rt_open_mode;
+
 typedef struct rt_options {
     const char     *scene;         /* the scene file (required) */
     const char     *output;        /* .exr or .png; NULL: render.exr */
@@ -42,6 +52,7 @@ typedef struct rt_options {
     uint64_t        seed;          /* --seed N; default 0 */
     rt_texture_mode texture_mode;
     rt_intern_mode  intern;
+    rt_open_mode    open; /* --open-textures; default upfront */
     ustr_lock       lock; /* --ustring-lock; default USTR_LOCK_DEFAULT */
     rt_integrator   integrator;
     size_t          max_memory_mb; /* texture cache; 0: the texture system's default */
@@ -70,5 +81,7 @@ void rt_options_usage(FILE *f);
 
 const char *rt_integrator_name(rt_integrator i);
 const char *rt_texture_mode_name(rt_texture_mode m); /* "full", "bypass", "early-out" */
+const char *rt_intern_mode_name(rt_intern_mode m);   /* "per-lookup", "once" */
+const char *rt_open_mode_name(rt_open_mode m);       /* "upfront", "lazy" */
 
 #endif

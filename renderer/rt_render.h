@@ -12,7 +12,8 @@
 
 /* What one worker did; summed into rt_render_stats after the join. */
 typedef struct rt_thread_stats {
-    double   busy_secs;
+    double   busy_secs; /* wall clock from the worker's start to its end */
+    double   cpu_secs;  /* of which on a CPU: the rest it waited or was preempted */
     uint64_t tiles, rays, shading_points;
     uint64_t lookups, interns, early_outs, bypasses, lookup_errors;
 } rt_thread_stats;
@@ -30,7 +31,8 @@ typedef struct rt_image {
     float   *rgba; /* linear, 4 floats per pixel, top row first */
 } rt_image;
 
-/* Renders `scene` as `o` says into *img (allocated here; free img->rgba).
+/* Renders `scene` as `o` says into *img (allocated here; free img->rgba;
+ * NULL after a failure).
  * Texture lookups go through `ts`, names through `strings`. The image
  * depends only on the scene and the options that change the picture,
  * never on threads, tile size or lock strategy. */

@@ -27,9 +27,15 @@ tex_mip_levels(uint32_t width, uint32_t height)
 /* 8-bit sRGB both ways by table: building MIP levels converts every sample
  * twice, and powf() per sample was most of a texture's load time.
  * srgb_up[k] is the linear value where the encoded code rounds up to k + 1
- * (the decode of (k + 0.5) / 255), so encoding is a search, exactly
- * equivalent to rounding tex_linear_to_srgb(v) * 255. */
-static float          srgb_down[256], srgb_up[255];
+ * (the decode of (k + 0.5) / 255); the code of v is the number of those
+ * thresholds v reaches, which is exactly tex_linear_to_srgb(v) * 255
+ * rounded. srgb_start[i] is that count at i / SRGB_CELLS: the curve's
+ * steepest slope (12.92 * 255 codes per unit, near 0) crosses at most one
+ * threshold per cell, so encoding is one table read and at most two
+ * comparisons. */
+enum { SRGB_CELLS = 4096 };
+static float          srgb_down[256], srgb_up[256];
+static uint8_t        srgb_start[SRGB_CELLS + 1];
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -39,20 +45,23 @@ srgb_tables(void)
         srgb_down[k] = tex_srgb_to_linear((float)k / 255.0f);
     for (int k = 0; k < 255; k++)
         srgb_up[k] = tex_srgb_to_linear(((float)k + 0.5f) / 255.0f);
+    srgb_up[255] = INFINITY; /* a sentinel: no code above 255 */
+    int code = 0;
+    for (int i = 0; i <= SRGB_CELLS; i++) {
+        while ((float)i / SRGB_CELLS >= srgb_up[code])
+            code++;
+        srgb_start[i] = (uint8_t)code;
+    }
 }
 
-static uint8_t
+/* v in [0, 1]. */
+static inline uint8_t
 srgb_encode_u8(float v)
 {
-    int lo = 0, hi = 255; /* the code is the number of thresholds v reaches */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (v >= srgb_up[mid])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (uint8_t)lo;
+    int code = srgb_start[(int)(v * SRGB_CELLS)];
+    while (v >= srgb_up[code])
+        code++;
+    return (uint8_t)code;
 }
 
 /* One channel sample as linear float. */
@@ -87,7 +96,7 @@ sample_put(tex_image *img, size_t i, float v)
         ((uint16_t *)img->pixels)[i] = tex_float_to_half(v);
         return;
     }
-    v = v < 0 ? 0 : v > 1 ? 1 : v;
+    v = v > 0 ? (v < 1 ? v : 1) : 0; /* NaN reads as 0 */
     if (img->type == TEX_TYPE_U8) {
         ((uint8_t *)img->pixels)[i] = img->srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
         return;
@@ -143,6 +152,35 @@ resample_line(const float *in, size_t in_step, uint32_t n, float *out, size_t ou
     }
 }
 
+/* The usual case, 8-bit with even sides: each output the mean of a 2x2
+ * block, by table, with no float copies of the image. The arithmetic is the
+ * general path's, in its order (rows, then columns), so both give the same
+ * bits. */
+static void
+halve_u8(const tex_image *src, tex_image *dst)
+{
+    uint32_t       nc = src->nchannels;
+    size_t         in_row = (size_t)src->width * nc;
+    const uint8_t *in = src->pixels;
+    uint8_t       *out = dst->pixels;
+    float          unorm[256];
+    for (int k = 0; k < 256; k++)
+        unorm[k] = (float)k / 255.0f;
+    for (uint32_t y = 0; y < dst->height; y++) {
+        for (uint32_t x = 0; x < dst->width; x++) {
+            const uint8_t *p = in + 2 * (y * in_row + (size_t)x * nc);
+            for (uint32_t c = 0; c < nc; c++, p++) {
+                bool         srgb = src->srgb && !is_alpha(nc, c);
+                const float *lut = srgb ? srgb_down : unorm;
+                float        top = 0.5f * (lut[p[0]] + lut[p[nc]]);
+                float        bottom = 0.5f * (lut[p[in_row]] + lut[p[in_row + nc]]);
+                float        v = 0.5f * (top + bottom);
+                *out++ = srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+            }
+        }
+    }
+}
+
 tex_result
 tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN])
 {
@@ -153,6 +191,10 @@ tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN]
     if (r != TEX_OK)
         return r;
     dst->srgb = src->srgb;
+    if (src->type == TEX_TYPE_U8 && W == 2 * w && H == 2 * h) {
+        halve_u8(src, dst);
+        return TEX_OK;
+    }
     /* Linear floats: the whole source, then rows resampled, then columns. */
     float *lin = malloc((size_t)W * H * nc * sizeof *lin);
     float *rows = malloc((size_t)w * H * nc * sizeof *rows);

@@ -6,15 +6,18 @@
 #include <pthread.h>
 #include <string.h>
 
-static float          srgb_u8[256]; /* sRGB-encoded byte -> linear */
-static bool           have_f16c;    /* the CPU converts halves in hardware */
+static float          srgb_u8[256];  /* sRGB-encoded byte -> linear */
+static float          unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
+static bool           have_f16c;     /* the CPU converts halves in hardware */
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 
 static void
 srgb_init(void)
 {
-    for (int i = 0; i < 256; i++)
+    for (int i = 0; i < 256; i++) {
         srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
+        unorm_u8[i] = (float)i * (1.0f / 255.0f);
+    }
 #if defined(__x86_64__)
     have_f16c = __builtin_cpu_supports("f16c");
 #endif
@@ -137,6 +140,20 @@ halves(const uint16_t *p, uint32_t n, float v[4])
         v[c] = half_to_float(p[c]);
 }
 
+/* A texel's nc channel values as RGBA: grey gives R, G and B; a missing
+ * alpha is the fill's. */
+static inline void
+expand(const fetch *q, uint32_t nc, const float v[4], float rgba[4])
+{
+    if (nc <= 2) {
+        rgba[0] = rgba[1] = rgba[2] = v[0];
+        rgba[3] = nc == 2 ? v[1] : q->o->fill[3];
+    } else {
+        rgba[0] = v[0], rgba[1] = v[1], rgba[2] = v[2];
+        rgba[3] = nc == 4 ? v[3] : q->o->fill[3];
+    }
+}
+
 /* The texel at sample offset i of a tile as RGBA. The type switch sits
  * outside the channel loop: this runs four to eight times per lookup. */
 static inline void
@@ -167,13 +184,27 @@ decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
             v[c] = decode(tile->texels, i + c, in->type, q->decode_srgb && !alpha);
         }
     }
-    if (nc <= 2) { /* grey: the value in R, G and B */
-        rgba[0] = rgba[1] = rgba[2] = v[0];
-        rgba[3] = nc == 2 ? v[1] : q->o->fill[3];
-    } else {
-        rgba[0] = v[0], rgba[1] = v[1], rgba[2] = v[2];
-        rgba[3] = nc == 4 ? v[3] : q->o->fill[3];
+    expand(q, nc, v, rgba);
+}
+
+/* The fast bilinear tap on 8-bit texels, the usual texture: per channel,
+ * four bytes decoded by table and blended, with no RGBA temporaries. Its
+ * arithmetic is the general path's (blending a channel before expanding
+ * grey to RGB gives the same bits as after), so both agree exactly. */
+static inline void
+bilerp_u8(const fetch *q, const uint8_t *p, size_t row, float fx, float fy, float rgba[4])
+{
+    uint32_t nc = q->f->info.nchannels;
+    float    v[4] = {0, 0, 0, 0};
+    for (uint32_t c = 0; c < nc; c++) {
+        bool         alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
+        const float *lut = q->decode_srgb && !alpha ? srgb_u8 : unorm_u8;
+        float        a = lut[p[c]], b = lut[p[c + nc]];
+        float        d = lut[p[c + row]], e = lut[p[c + row + nc]];
+        float        top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+        v[c] = top + (bottom - top) * fy;
     }
+    expand(q, nc, v, rgba);
 }
 
 /* Where texel (x, y) lives: its tile's index in the level, and its sample
@@ -247,6 +278,13 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
         fx = 0; /* far outside the image, where float has no fraction left */
     if (!(fy >= 0 && fy <= 1))
         fy = 0;
+    /* A repeating texture read beyond its first copy (UVs scaled past 1):
+     * move the tap into the first copy, once, rather than wrapping each of
+     * its texels; (x0 + 1) mod n is still the right neighbour. */
+    if (q->o->swrap == TEX_WRAP_PERIODIC && (uint64_t)x0 >= lv->width)
+        wrap_outside(&x0, lv->width, TEX_WRAP_PERIODIC);
+    if (q->o->twrap == TEX_WRAP_PERIODIC && (uint64_t)y0 >= lv->height)
+        wrap_outside(&y0, lv->height, TEX_WRAP_PERIODIC);
     float    a[4], b[4], c[4], d[4];
     uint32_t tw = q->f->info.tile_width, index;
     size_t   i;
@@ -256,6 +294,10 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
         const tex__tile *tile = tile_at(q, level, index, (uint32_t)x0, (uint32_t)y0);
         if (tile) {
             size_t nc = q->f->info.nchannels, row = (size_t)tw * nc;
+            if (q->f->info.type == TEX_TYPE_U8) {
+                bilerp_u8(q, tile->texels + i, row, fx, fy, rgba);
+                return;
+            }
             decode_rgba(q, tile, i, a);
             decode_rgba(q, tile, i + nc, b);
             decode_rgba(q, tile, i + row, c);

@@ -161,6 +161,17 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
 }
 
 tex_result
+tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw)
+{
+    if (!name)
+        return TEX_ERR_INVALID;
+    tex__file *f = tex__file_find(ts, tc, name, raw);
+    if (!f)
+        return TEX_ERR_NOMEM;
+    return f->udim_prefix ? TEX_OK : tex__file_ready(ts, tc, f);
+}
+
+tex_result
 tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out)
 {
     tex_thread *tc;

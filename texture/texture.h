@@ -94,6 +94,16 @@ typedef struct tex_derivs {
 tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t,
                       const tex_derivs *d, const tex_opts *o, float *result);
 
+/* Opens `name` now, as its first lookup with o->raw == raw would, so that
+ * no lookup waits for it later: a renderer hands the files its scene names
+ * to its workers before the first pixel, and they open in parallel, where
+ * opening on first lookup has one worker wait while another decodes the
+ * file it needs next. Tiles still load on demand. A <UDIM> pattern opens
+ * nothing (its tiles are files of their own, opened by their lookups). A
+ * file that cannot be used is reported once, as a lookup would report it,
+ * and its tex_result returned. `tc` belongs to the calling thread. */
+tex_result tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw);
+
 /* Makes lookups of `name` read the file at `path` instead: for textures
  * embedded in a scene file, which the caller writes out under a path of
  * its own while the scene keeps its synthetic name. Call it before the

@@ -1,16 +1,32 @@
-/* render-bench: the renderer's eyelight integrator against raw Embree, on
- * the same camera rays of the same scene, measured in one run.
+/* render-bench: the renderer measured against itself and against raw
+ * Embree, each figure a ratio taken in one run.
  *
- *   render-bench [-t N] [-r W H] [--repeat K] [--texture full|bypass|early-out] SCENE
+ *   render-bench [--repeat K] [render options] SCENE
+ *   render-bench --scaling T[,T...] [--repeat K] [render options] SCENE
  *
- * Raw: every thread takes tiles from a counter and traces the pixel-centre
- * camera rays with rtcIntersect1, nothing else. Renderer: rt_render() with
- * the eyelight integrator, 1 spp, the same rays plus shading and texture
- * lookups, on a texture cache warmed by one untimed render (the steady
- * state of a long render). Both report the median of --repeat runs, timed
- * from the first thread's start to the last one's end. One result line:
+ * Default: the eyelight integrator against raw Embree on the same camera
+ * rays. Raw: every thread takes tiles from a counter and traces the
+ * pixel-centre camera rays with rtcIntersect1, nothing else. Renderer:
+ * rt_render() with the eyelight integrator, 1 spp, the same rays plus
+ * shading and texture lookups, on a texture cache warmed by one untimed
+ * render (the steady state of a long render). Both report the median of
+ * --repeat runs (default 3), timed from the first thread's start to the
+ * last one's end. One result line:
  *
- *   render-bench threads=T rays=N raw_mrays=R eyelight_mrays=E ratio=E/R */
+ *   render-bench threads=T rays=N raw_mrays=R eyelight_mrays=E ratio=E/R
+ *
+ * --scaling: the render as `render` runs it, for each thread count T, in
+ * each texture mode (full, --bypass-texture, --early-out), --repeat times
+ * in rounds that visit every configuration once (so slow spells of a noisy
+ * machine spread over all of them). Each render starts cold, as a new
+ * process would: a new texture system (no file open, no tile cached); the
+ * scene and its interned names are shared. One line per T, medians:
+ *
+ *   render-bench threads=T full_secs=F bypass_secs=B early_out_secs=E
+ *       intern_pct=P speedup=S
+ *
+ * intern_pct: (B - E) / F in percent, what interning costs the full render;
+ * speedup: F at the first T listed over F at this T. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench_util.h"
@@ -24,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char bench_prog[] = "render-bench";
 
@@ -42,6 +59,9 @@ static void *
 raw_main(void *arg)
 {
     raw *r = arg;
+    /* Counted on this thread's stack: the raw structs sit side by side,
+     * and a per-ray write there would share a cache line between threads. */
+    uint64_t hits = 0;
     r->start = bench_now();
     for (;;) {
         /* Relaxed: hands each tile to one thread; the join orders the rest. */
@@ -65,11 +85,12 @@ raw_main(void *arg)
                                                .mask = UINT32_MAX},
                                        .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
                 rtcIntersect1(r->scene, &ctx, &rh);
-                r->hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+                hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
             }
         }
     }
     r->end = bench_now();
+    r->hits = hits;
     return NULL;
 }
 
@@ -102,19 +123,131 @@ raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene)
     return last - first;
 }
 
+/* The scene, its names and the options: what every timed run shares. */
+typedef struct bench {
+    rt_options  o;
+    ustr_table *strings;
+    rt_scene   *scene;
+} bench;
+
+/* One rt_render() of b's scene with options o; its render_secs. `ts` NULL:
+ * a new texture system for this run alone (a cold cache). */
+static double
+render_once(const bench *b, const rt_options *o, tex_system *ts, rt_render_stats *stats)
+{
+    tex_system *own = NULL;
+    if (!ts &&
+        tex_system_create(&(tex_config){.max_memory_mb = o->max_memory_mb, .strings = b->strings},
+                          &own) != TEX_OK)
+        bench_die("cannot start the texture system");
+    char     err[RT_ERR_LEN];
+    rt_image img = {0};
+    memset(stats, 0, sizeof *stats);
+    if (rt_render(o, b->scene, ts ? ts : own, b->strings, &img, stats, err) != RT_OK)
+        bench_die("%s: %s", o->scene, err);
+    free(img.rgba);
+    tex_system_destroy(own);
+    return stats->render_secs;
+}
+
+static void
+against_embree(const bench *b, int repeat, rt_render_stats *stats)
+{
+    const rt_options *o = &b->o;
+    char              err[RT_ERR_LEN];
+    tex_system       *ts;
+    if (tex_system_create(&(tex_config){.max_memory_mb = o->max_memory_mb, .strings = b->strings},
+                          &ts) != TEX_OK)
+        bench_die("cannot start the texture system");
+    rt_bvh         *bvh;
+    rt_camera_rays *cam;
+    if (rt_bvh_create(b->scene, &bvh, err) != RT_OK || rt_camera_rays_create(o, b->scene, &cam))
+        bench_die("%s: %s", o->scene, err);
+    double raw_secs[64], ren_secs[64];
+    render_once(b, o, ts, stats); /* warm-up, untimed: textures loaded, caches filled */
+    for (int k = 0; k < repeat; k++) {
+        raw_secs[k] = raw_run(o, cam, rt_bvh_embree_scene(bvh));
+        ren_secs[k] = render_once(b, o, ts, stats);
+    }
+    uint64_t rays = (uint64_t)o->width * o->height;
+    double   raw_m = (double)rays / bench_median(raw_secs, repeat) / 1e6;
+    double   ren_m = (double)rays / bench_median(ren_secs, repeat) / 1e6;
+    printf("render-bench threads=%u rays=%" PRIu64 " raw_mrays=%.3f eyelight_mrays=%.3f "
+           "ratio=%.3f\n",
+           o->threads, rays, raw_m, ren_m, ren_m / raw_m);
+    fprintf(stderr, "  texture mode %s; %" PRIu64 " lookups per render\n",
+            rt_texture_mode_name(o->texture_mode), stats->total.lookups);
+    rt_camera_rays_destroy(cam);
+    rt_bvh_destroy(bvh);
+    tex_system_destroy(ts);
+}
+
+enum { MAX_THREAD_COUNTS = 32, MODES = 3 };
+
+static void
+scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
+{
+    unsigned   counts[MAX_THREAD_COUNTS], n = 0;
+    bench_list l;
+    for (const char *it = bench_list_first(&l, list); it; it = bench_list_next(&l)) {
+        if (n == MAX_THREAD_COUNTS)
+            bench_bad_usage("--scaling: at most %d thread counts", MAX_THREAD_COUNTS);
+        counts[n++] = (unsigned)bench_parse_u64(it, "--scaling", RT_MAX_THREADS);
+    }
+    bench_list_free(&l);
+    if (n == 0)
+        bench_bad_usage("--scaling: no thread counts");
+    static const rt_texture_mode modes[MODES] = {RT_TEXTURE_FULL, RT_TEXTURE_BYPASS,
+                                                 RT_TEXTURE_EARLY_OUT};
+    static double                secs[MAX_THREAD_COUNTS][MODES][64];
+    rt_options                   o = b->o;
+    bool                         progress = isatty(STDERR_FILENO);
+    o.threads = counts[0];
+    render_once(b, &o, NULL, stats); /* untimed: names interned, files in the OS cache */
+    for (int k = 0; k < repeat; k++) {
+        for (unsigned i = 0; i < n; i++) {
+            for (int m = 0; m < MODES; m++) {
+                o.threads = counts[i], o.texture_mode = modes[m];
+                if (progress)
+                    fprintf(stderr, "\rrender-bench: round %d of %d, -t %u, %s      ", k + 1,
+                            repeat, counts[i], rt_texture_mode_name(modes[m]));
+                secs[i][m][k] = render_once(b, &o, NULL, stats);
+            }
+        }
+    }
+    if (progress)
+        fputc('\n', stderr);
+    double first = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double med[MODES];
+        for (int m = 0; m < MODES; m++)
+            med[m] = bench_median(secs[i][m], repeat);
+        first = i == 0 ? med[0] : first;
+        printf("render-bench threads=%u full_secs=%.4f bypass_secs=%.4f early_out_secs=%.4f "
+               "intern_pct=%.2f speedup=%.3f\n",
+               counts[i], med[0], med[1], med[2], 100 * (med[1] - med[2]) / med[0], first / med[0]);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     /* The renderer's own parser gives the options their defaults and
-     * checks; the bench adds --repeat. */
-    int repeat = 3;
-    for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--repeat") == 0) {
-            repeat = (int)bench_parse_u64(argv[i + 1], "--repeat", 63);
-            memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof *argv);
-            argc -= 2;
-            break;
+     * checks; the bench adds --repeat and --scaling. */
+    int         repeat = 3;
+    const char *thread_counts = NULL;
+    for (int i = 1; i + 1 < argc;) {
+        bool is_repeat = strcmp(argv[i], "--repeat") == 0;
+        if (!is_repeat && strcmp(argv[i], "--scaling") != 0) {
+            i++;
+            continue;
         }
+        if (is_repeat)
+            repeat = (int)bench_parse_u64(argv[i + 1], "--repeat", 63);
+        else
+            thread_counts = argv[i + 1];
+        memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof *argv);
+        argc -= 2;
     }
     char **args = calloc((size_t)argc + 4, sizeof *args);
     if (!args)
@@ -126,58 +259,25 @@ main(int argc, char **argv)
     args[n++] = "--spp=1";
     for (int i = 1; i < argc; i++)
         args[n++] = argv[i];
-    rt_options o;
-    int        rc = rt_options_parse(n, args, &o);
+    bench b;
+    int   rc = rt_options_parse(n, args, &b.o);
     if (rc >= 0)
         return rc;
 
-    char        err[RT_ERR_LEN];
-    ustr_table *strings;
-    rt_scene   *scene;
-    tex_system *ts;
-    if (ustr_table_create(&(ustr_config){.lock = o.lock}, &strings) != USTR_OK)
+    char err[RT_ERR_LEN];
+    if (ustr_table_create(&(ustr_config){.lock = b.o.lock}, &b.strings) != USTR_OK)
         bench_die("out of memory");
-    if (rt_scene_load(o.scene, strings, &scene, err) != RT_OK)
-        bench_die("%s: %s", o.scene, err);
-    if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
-                          &ts) != TEX_OK)
-        bench_die("cannot start the texture system");
-    rt_bvh         *bvh;
-    rt_camera_rays *cam;
-    if (rt_bvh_create(scene, &bvh, err) != RT_OK || rt_camera_rays_create(&o, scene, &cam))
-        bench_die("%s: %s", o.scene, err);
-
-    double           raw_secs[64], ren_secs[64];
+    if (rt_scene_load(b.o.scene, b.strings, &b.scene, err) != RT_OK)
+        bench_die("%s: %s", b.o.scene, err);
     rt_render_stats *stats = calloc(1, sizeof *stats);
-    rt_image         img = {0};
     if (!stats)
         bench_die("out of memory");
-    /* Warm-up, untimed: textures loaded, caches filled. */
-    if (rt_render(&o, scene, ts, strings, &img, stats, err) != RT_OK)
-        bench_die("%s: %s", o.scene, err);
-    free(img.rgba);
-    for (int k = 0; k < repeat; k++) {
-        raw_secs[k] = raw_run(&o, cam, rt_bvh_embree_scene(bvh));
-        memset(stats, 0, sizeof *stats);
-        if (rt_render(&o, scene, ts, strings, &img, stats, err) != RT_OK)
-            bench_die("%s: %s", o.scene, err);
-        free(img.rgba);
-        ren_secs[k] = stats->render_secs;
-    }
-    uint64_t rays = (uint64_t)o.width * o.height;
-    double   raw_med = bench_median(raw_secs, repeat);
-    double   ren_med = bench_median(ren_secs, repeat);
-    double   raw_m = (double)rays / raw_med / 1e6, ren_m = (double)rays / ren_med / 1e6;
-    printf("render-bench threads=%u rays=%" PRIu64 " raw_mrays=%.3f eyelight_mrays=%.3f "
-           "ratio=%.3f\n",
-           o.threads, rays, raw_m, ren_m, ren_m / raw_m);
-    fprintf(stderr, "  texture mode %s; %" PRIu64 " lookups per render\n",
-            rt_texture_mode_name(o.texture_mode), stats->total.lookups);
-    rt_camera_rays_destroy(cam);
-    rt_bvh_destroy(bvh);
-    tex_system_destroy(ts);
-    rt_scene_free(scene);
-    ustr_table_destroy(strings);
+    if (thread_counts)
+        scaling(&b, thread_counts, repeat, stats);
+    else
+        against_embree(&b, repeat, stats);
+    rt_scene_free(b.scene);
+    ustr_table_destroy(b.strings);
     free(stats);
     free(args);
     return 0;

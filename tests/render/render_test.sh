@@ -47,7 +47,8 @@ json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
 case $case_ in
 determinism)
     "$render" --quiet -t 1 -r 96 64 --spp 2 -o "$tmp/t1.exr" "$scene" 2>/dev/null || fail "-t 1"
-    for args in "-t 2" "-t 7" "-t 2 --tile 16" "-t 3 --tile 5" "-t 2 --ustring-lock mutex"; do
+    for args in "-t 2" "-t 7" "-t 2 --tile 16" "-t 3 --tile 5" "-t 2 --ustring-lock mutex" \
+        "-t 2 --open-textures lazy"; do
         # shellcheck disable=SC2086
         "$render" --quiet $args -r 96 64 --spp 2 -o "$tmp/t.exr" "$scene" 2>/dev/null || fail "$args"
         "$imgdiff" "$tmp/t1.exr" "$tmp/t.exr" >/dev/null || fail "'$args' differs from -t 1"
@@ -66,6 +67,10 @@ modes)
     [ "$(json lookups "$tmp/bypass.json")" = 0 ] || fail "bypass made lookups"
     [ "$(json interns "$tmp/bypass.json")" = "$l" ] || fail "bypass must intern once per slot"
     [ "$(json tiles_loaded "$tmp/bypass.json")" = 0 ] || fail "bypass read a texture tile"
+    [ "$(json files_opened "$tmp/bypass.json")" = 0 ] || fail "bypass opened a texture file"
+    [ "$(json files_opened "$tmp/early.json")" = 0 ] || fail "early-out opened a texture file"
+    # Full texturing opens the scene's one readable file up front, once.
+    [ "$(json files_opened "$tmp/full.json")" = 1 ] || fail "full: files_opened != 1"
     [ "$(json interns "$tmp/early.json")" = 0 ] || fail "early-out interned"
     [ "$(json early_outs "$tmp/early.json")" = "$l" ] || fail "early-outs != lookups"
     [ "$(json interns "$tmp/once.json")" = 0 ] || fail "--intern once interned per lookup"
@@ -73,9 +78,14 @@ modes)
     "$imgdiff" "$tmp/a.exr" "$tmp/d.exr" >/dev/null || fail "--intern once changed the image"
     ;;
 missing_texture)
-    err=$("$render" -t 2 -r 32 32 -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) || fail "exit $?"
-    [ "$(grep -c 'nosuch.png' <<<"$err")" = 1 ] || fail "missing texture reported $(grep -c nosuch <<<"$err") times: $err"
-    [ -s "$tmp/m.png" ] || fail "no image written"
+    for open in upfront lazy; do
+        err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||
+            fail "$open: exit $?"
+        [ "$(grep -c 'nosuch.png' <<<"$err")" = 1 ] ||
+            fail "$open: missing texture reported $(grep -c nosuch <<<"$err") times: $err"
+        [ -s "$tmp/m.png" ] || fail "$open: no image written"
+        rm -f "$tmp/m.png"
+    done
     ;;
 bad_input)
     check() { # expected-status expected-message-part args...

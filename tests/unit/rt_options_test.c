@@ -123,6 +123,7 @@ case_defaults(const char *arg)
     CHECK_EQ_U64(o.seed, 0);
     CHECK_EQ_INT(o.texture_mode, RT_TEXTURE_FULL);
     CHECK_EQ_INT(o.intern, RT_INTERN_PER_LOOKUP);
+    CHECK_EQ_INT(o.open, RT_OPEN_UPFRONT);
     CHECK_EQ_INT(o.lock, USTR_LOCK_DEFAULT);
     CHECK_EQ_INT(o.integrator, RT_INTEGRATOR_EYELIGHT);
     CHECK_EQ_U64(o.max_memory_mb, 0);
@@ -147,6 +148,7 @@ check_all(const rt_options *o)
     CHECK_EQ_U64(o->seed, UINT64_MAX);
     CHECK_EQ_INT(o->texture_mode, RT_TEXTURE_BYPASS);
     CHECK_EQ_INT(o->intern, RT_INTERN_ONCE);
+    CHECK_EQ_INT(o->open, RT_OPEN_LAZY);
     CHECK_EQ_INT(o->lock, USTR_LOCK_SHARDED);
     CHECK_EQ_INT(o->integrator, RT_INTEGRATOR_AO);
     CHECK_EQ_U64(o->max_memory_mb, 256);
@@ -167,9 +169,10 @@ case_equals_form(const char *arg)
     args       a;
     parse_ok(WORDS("--threads=24", "--output=out.PNG", "--resolution=320x200", "--spp=16",
                    "--tile=8", "--seed=18446744073709551615", "--bypass-texture", "--intern=once",
-                   "--ustring-lock=sharded", "--integrator=ao", "--max-memory-mb=256",
-                   "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1", "--fov=45.5", "--exposure=-1.5",
-                   "--stats", "--stats-json=stats.json", "--quiet", "s.obj"),
+                   "--open-textures=lazy", "--ustring-lock=sharded", "--integrator=ao",
+                   "--max-memory-mb=256", "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1",
+                   "--fov=45.5", "--exposure=-1.5", "--stats", "--stats-json=stats.json", "--quiet",
+                   "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -183,10 +186,10 @@ case_space_form(const char *arg)
     args       a;
     parse_ok(WORDS("--threads", "24", "--output", "out.PNG", "--resolution", "320", "200", "--spp",
                    "16", "--tile", "8", "--seed", "18446744073709551615", "--bypass-texture",
-                   "--intern", "once", "--ustring-lock", "sharded", "--integrator", "ao",
-                   "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2", "--look-at", "0,0.5,-1",
-                   "--fov", "45.5", "--exposure", "-1.5", "--stats", "--stats-json", "stats.json",
-                   "--quiet", "s.obj"),
+                   "--intern", "once", "--open-textures", "lazy", "--ustring-lock", "sharded",
+                   "--integrator", "ao", "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2",
+                   "--look-at", "0,0.5,-1", "--fov", "45.5", "--exposure", "-1.5", "--stats",
+                   "--stats-json", "stats.json", "--quiet", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -216,9 +219,11 @@ case_space_form(const char *arg)
         CHECK_EQ_INT(o.lock, locks[i].lock);
         args_free(&a);
     }
-    parse_ok(WORDS("--intern", "per-lookup", "--early-out", "--output", "x/y.z/a.ExR", "s"), &o,
-             &a);
+    parse_ok(WORDS("--intern", "per-lookup", "--open-textures", "upfront", "--early-out",
+                   "--output", "x/y.z/a.ExR", "s"),
+             &o, &a);
     CHECK_EQ_INT(o.intern, RT_INTERN_PER_LOOKUP);
+    CHECK_EQ_INT(o.open, RT_OPEN_UPFRONT);
     CHECK_EQ_INT(o.texture_mode, RT_TEXTURE_EARLY_OUT);
     CHECK_EQ_STR(o.output, "x/y.z/a.ExR");
     args_free(&a);
@@ -339,6 +344,7 @@ case_help(const char *arg)
                                             "--bypass-texture",
                                             "--early-out",
                                             "--intern",
+                                            "--open-textures",
                                             "--ustring-lock",
                                             "--integrator",
                                             "--max-memory-mb",
@@ -419,6 +425,7 @@ static const bad_input bad_inputs[] = {
     {"output_jpg", WORDS("-o", "out.jpg", "s"), {"-o", "'out.jpg'", "'.jpg'"}},
     {"output_none", WORDS("--output", "dir.d/out", "s"), {"--output", "'dir.d/out'"}},
     {"intern_bad", WORDS("--intern", "twice", "s"), {"--intern", "'twice'"}},
+    {"open_bad", WORDS("--open-textures=eager", "s"), {"--open-textures", "'eager'"}},
     {"lock_bad", WORDS("--ustring-lock=futex", "s"), {"--ustring-lock", "'futex'"}},
     {"integrator_bad", WORDS("--integrator", "path", "s"), {"--integrator", "'path'"}},
     {"bypass_and_early_out",

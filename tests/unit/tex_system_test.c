@@ -677,6 +677,88 @@ case_srgb_tables(const char *arg)
     tex_image_free(&lin), tex_image_free(&enc), tex_image_free(&back);
 }
 
+/* The 8-bit 2:1 MIP fast path gives the same bytes as the general path
+ * (decode to linear floats, halve, encode), for every channel count, sRGB
+ * or not: the fast path must never change a texture. */
+static void
+case_halve_u8(const char *arg)
+{
+    (void)arg;
+    char     err[TEX_ERR_LEN];
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (uint32_t nc = 1; nc <= 4; nc++) {
+        for (int srgb = 0; srgb < 2; srgb++) {
+            tex_image src, fast, lin, half, slow;
+            REQUIRE(tex_image_alloc(&src, 38, 22, nc, TEX_TYPE_U8, err) == TEX_OK);
+            src.srgb = srgb;
+            for (size_t i = 0; i < (size_t)38 * 22 * nc; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                ((uint8_t *)src.pixels)[i] = (uint8_t)x;
+            }
+            REQUIRE(tex_image_downsample(&src, &fast, err) == TEX_OK);
+            REQUIRE(tex_image_convert(&src, TEX_TYPE_FLOAT, false, &lin, err) == TEX_OK);
+            REQUIRE(tex_image_downsample(&lin, &half, err) == TEX_OK);
+            REQUIRE(tex_image_convert(&half, TEX_TYPE_U8, srgb, &slow, err) == TEX_OK);
+            CHECK_EQ_INT(fast.width, 19);
+            CHECK_EQ_INT(fast.height, 11);
+            CHECK_EQ_INT(fast.srgb, srgb);
+            CHECK(memcmp(fast.pixels, slow.pixels, (size_t)19 * 11 * nc) == 0);
+            tex_image_free(&src), tex_image_free(&fast), tex_image_free(&lin);
+            tex_image_free(&half), tex_image_free(&slow);
+        }
+    }
+}
+
+static int open_reports;
+
+static void
+count_open_report(void *ctx, const char *name, const char *reason)
+{
+    (void)ctx, (void)name, (void)reason;
+    open_reports++;
+}
+
+/* tex_file_open(): the file is opened once, before any lookup, as colour
+ * and as data separately; lookups then open nothing more. A <UDIM> pattern
+ * opens nothing; a missing file is reported once, by the open, not again
+ * by its lookups. */
+static void
+case_file_open(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("open.png", 4, 4, 1, ramp4);
+    tex_system *ts;
+    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
+    tex_stats   st;
+    CHECK_EQ_INT(tex_file_open(ts, tc, name, false), TEX_OK);
+    CHECK_EQ_INT(tex_file_open(ts, tc, name, false), TEX_OK);
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.files_opened, 1);
+    CHECK_EQ_U64(st.lookups, 0);
+    CHECK_EQ_INT(tex_file_open(ts, tc, name, true), TEX_OK); /* data: its own entry */
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    CHECK_NEAR(grey(ts, tc, name, 0.375f, 0.125f, &o), 10 / 255.0f);
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.files_opened, 2);
+
+    char pattern[512], missing[512];
+    snprintf(pattern, sizeof pattern, "%s/open.<UDIM>.png", dir);
+    CHECK_EQ_INT(tex_file_open(ts, tc, ustr_intern_cstr(pattern), false), TEX_OK);
+    snprintf(missing, sizeof missing, "%s/nosuch-open.png", dir);
+    ustr gone = ustr_intern_cstr(missing);
+    CHECK_EQ_INT(tex_file_open(ts, tc, gone, false), TEX_ERR_OPEN);
+    float rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, gone, 0.5f, 0.5f, NULL, &(tex_opts){0}, rgba), TEX_ERR_OPEN);
+    CHECK_EQ_INT(open_reports, 1);
+    CHECK_EQ_INT(tex_file_open(ts, tc, NULL, false), TEX_ERR_INVALID);
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.files_opened, 2);
+    CHECK_EQ_U64(st.file_errors, 1);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -696,6 +778,8 @@ main(int argc, char **argv)
         {"exr_deleted", case_exr_deleted},
         {"exr_replaced", case_exr_replaced},
         {"bad_coords", case_bad_coords},
+        {"halve_u8", case_halve_u8},
+        {"file_open", case_file_open},
         {NULL, NULL},
     };
     dir = tex_test_dir();
