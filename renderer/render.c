@@ -297,6 +297,7 @@ typedef struct worker {
     rt_image         *img;
     _Atomic uint32_t *next_job, *tiles_done, *running;
     const open_job   *opens; /* jobs 0..nopens-1; then the tiles */
+    const uint8_t    *needs; /* material_needs() per material */
     uint32_t          nopens, tiles_x, ntiles;
     float             ao_distance;
     rt_thread_stats  *st;
@@ -321,7 +322,7 @@ slot_eval(worker *w, const rt_texture_slot *slot, const float uv[2], const tex_d
     }
     ustr name = slot->name;
     if (w->o->intern == RT_INTERN_PER_LOOKUP) {
-        name = ustr_table_intern_cstr(w->strings, slot->filename);
+        name = ustr_table_intern(w->strings, slot->filename, slot->filename_len);
         w->st->interns++;
     }
     if (w->o->texture_mode == RT_TEXTURE_BYPASS) {
@@ -345,27 +346,53 @@ typedef struct hit {
     const rt_material *m;
 } hit;
 
-/* Interpolates the triangle's attributes at barycentrics (b1, b2). */
+/* What shading a hit on a material reads beyond its normal: interpolating
+ * only that keeps a hit's cost to what the integrator and texture mode use
+ * (--early-out, --bypass-texture and most integrators read no UVs). */
+enum { NEED_UV0 = 1, NEED_UV1 = 2, NEED_TANGENT = 4 };
+
+static uint8_t
+material_needs(const rt_options *o, const rt_material *m)
+{
+    uint8_t n = o->integrator == RT_INTEGRATOR_UV ? NEED_UV0 : 0;
+    if (o->texture_mode != RT_TEXTURE_FULL)
+        return n;                                                 /* no lookup reads a coordinate */
+    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++) /* the slots shade() reads */
+        if (m->slots[k].filename)
+            n |= m->slots[k].uv == 1 ? NEED_UV1 : NEED_UV0;
+    if (m->slots[RT_SLOT_NORMAL].filename)
+        n |= NEED_TANGENT;
+    return n;
+}
+
+/* Interpolates the triangle's attributes at barycentrics (b1, b2): the
+ * normal, and what `needs` asks for (the rest stays zero). */
 static void
-hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, hit *h)
+hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t *needs, hit *h)
 {
     const uint32_t *ix = &s->indices[3 * prim];
     float           w[3] = {1 - b1 - b2, b1, b2};
+    uint32_t        mat = s->material[prim];
+    h->m = &s->materials[mat];
     h->n = h->tangent = (v3){0, 0, 0};
     h->tangent_w = 1;
     memset(h->uv, 0, sizeof h->uv);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++)
         h->n = v3_add(h->n, v3_mul(v3_load(&s->normals[3 * ix[k]]), w[k]));
-        h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
-        for (int c = 0; c < 2; c++) {
-            h->uv[0][c] += s->uvs[2 * ix[k] + c] * w[k];
-            if (s->uvs1)
-                h->uv[1][c] += s->uvs1[2 * ix[k] + c] * w[k];
-        }
-    }
-    h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
     h->n = v3_norm(h->n);
-    h->m = &s->materials[s->material[prim]];
+    for (int set = 0; set < 2; set++) {
+        const float *uvs = set == 0 ? s->uvs : s->uvs1;
+        if (!uvs || !(needs[mat] & (set == 0 ? NEED_UV0 : NEED_UV1)))
+            continue;
+        for (int k = 0; k < 3; k++)
+            for (int c = 0; c < 2; c++)
+                h->uv[set][c] += uvs[2 * ix[k] + c] * w[k];
+    }
+    if (needs[mat] & NEED_TANGENT) {
+        for (int k = 0; k < 3; k++)
+            h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
+        h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
+    }
 }
 
 /* Texture-coordinate derivatives from the rays one pixel right and one
@@ -434,9 +461,11 @@ shade(worker *w, const hit *h, v3 dir, uint64_t *rng, float rgb[3])
 #undef SLOT
     w->st->shading_points++;
 
-    /* Shading normal: the normal map in the tangent frame, facing the eye. */
+    /* Shading normal: the normal map in the tangent frame (when it was
+     * read: the other modes' constant is no direction), facing the eye. */
     v3 n = h->n;
-    if (m->slots[RT_SLOT_NORMAL].filename && v3_dot(h->tangent, h->tangent) > 0) {
+    if (w->o->texture_mode == RT_TEXTURE_FULL && m->slots[RT_SLOT_NORMAL].filename &&
+        v3_dot(h->tangent, h->tangent) > 0) {
         v3    t = v3_norm(v3_sub(h->tangent, v3_mul(n, v3_dot(n, h->tangent))));
         v3    b = v3_mul(v3_cross(n, t), h->tangent_w);
         float x = (2 * nm[0] - 1) * m->normal_scale, y = (2 * nm[1] - 1) * m->normal_scale;
@@ -499,8 +528,11 @@ static void
 render_pixel(worker *w, uint32_t px, uint32_t py)
 {
     const rt_options *o = w->o;
-    uint64_t          rng = mix64(o->seed ^ mix64(((uint64_t)py << 32) | px));
-    float             sum[4] = {0, 0, 0, 0};
+    /* Seeded per pixel (so no thread or tile order shows), and only where
+     * something draws from it. */
+    bool     random = o->spp > 1 || o->integrator == RT_INTEGRATOR_AO;
+    uint64_t rng = random ? mix64(o->seed ^ mix64(((uint64_t)py << 32) | px)) : 0;
+    float    sum[4] = {0, 0, 0, 0};
     for (unsigned s = 0; s < o->spp; s++) {
         float sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
         v3    ray = view_ray(w->v, o, (float)px + sx, (float)py + sy), dir = v3_norm(ray);
@@ -520,7 +552,7 @@ render_pixel(worker *w, uint32_t px, uint32_t py)
         if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID)
             continue;
         hit h;
-        hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, &h);
+        hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, w->needs, &h);
         h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
         h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
         hit_derivatives(w, rh.hit.primID, &h, ray);
@@ -541,6 +573,11 @@ worker_main(void *arg)
     worker *w = arg;
     w->start = w->end = now();
     double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
+    /* Counted on this thread's own stack, copied out at the end: the
+     * workers' slots in rt_render_stats sit side by side, and counting there
+     * would bounce one cache line between them at every ray. */
+    rt_thread_stats mine = {0}, *out = w->st;
+    w->st = &mine;
     if (tex_thread_create(w->ts, &w->tc) != TEX_OK) {
         /* Release: pairs with the main thread's acquire; it stops waiting. */
         atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
@@ -569,8 +606,10 @@ worker_main(void *arg)
     }
     tex_thread_destroy(w->tc);
     w->end = now();
-    w->st->busy_secs = w->end - w->start;
-    w->st->cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+    mine.busy_secs = w->end - w->start;
+    mine.cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+    *out = mine;
+    w->st = out;
     /* Release: as above. */
     atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
     return NULL;
@@ -594,6 +633,7 @@ progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final
 typedef struct job_board {
     _Atomic uint32_t next, done, running;
     const open_job  *opens;
+    const uint8_t   *needs;
     uint32_t         nopens, tiles_x, ntiles;
 } job_board;
 
@@ -623,6 +663,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const view *v, RTCScene 
                         .tiles_done = &jb->done,
                         .running = &jb->running,
                         .opens = jb->opens,
+                        .needs = jb->needs,
                         .nopens = jb->nopens,
                         .tiles_x = jb->tiles_x,
                         .ntiles = jb->ntiles,
@@ -687,11 +728,15 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     img->width = o->width, img->height = o->height;
     img->rgba = NULL;
     open_job *opens = NULL;
+    uint8_t  *needs = NULL;
     if (r == RT_OK) {
         img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
+        needs = malloc(scene->nmaterials ? scene->nmaterials : 1);
+        for (uint32_t m = 0; needs && m < scene->nmaterials; m++)
+            needs[m] = material_needs(o, &scene->materials[m]);
         /* Only full texturing reads files; the other modes must not open any. */
         bool upfront = o->texture_mode == RT_TEXTURE_FULL && o->open == RT_OPEN_UPFRONT;
-        if (!img->rgba || (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
+        if (!img->rgba || !needs || (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
             snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
             r = RT_ERR_NOMEM;
         }
@@ -699,7 +744,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     if (r == RT_OK) {
         view v;
         view_setup(o, scene, &v);
-        jb.opens = opens;
+        jb.opens = opens, jb.needs = needs;
         r = run_workers(o, scene, &v, b.scene, ts, strings, img, &jb, stats, err);
     }
     if (r != RT_OK) {
@@ -707,6 +752,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
         img->rgba = NULL;
     }
     free(opens);
+    free(needs);
     bvh_free(&b);
     return r;
 }

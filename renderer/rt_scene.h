@@ -48,10 +48,11 @@ typedef struct rt_texture_slot {
      * ("scene.glb#embedded0.png"); NULL: the slot is empty. Owned by the
      * scene; interned on demand by the shading code, which is the point. */
     const char *filename;
-    ustr        name; /* filename interned at load (used by --intern once) */
-    uint32_t    uv;   /* UV set 0 (scene uvs) or 1 (uvs1); higher sets read as 0 */
-    bool        raw;  /* data, not colour (normal, metallic-roughness, occlusion,
-                       * opacity) */
+    size_t      filename_len; /* known, as a string type of C++ or a shading language knows it */
+    ustr        name;         /* filename interned at load (used by --intern once) */
+    uint32_t    uv;           /* UV set 0 (scene uvs) or 1 (uvs1); higher sets read as 0 */
+    bool        raw;          /* data, not colour (normal, metallic-roughness, occlusion,
+                               * opacity) */
 } rt_texture_slot;
 
 typedef struct rt_material {

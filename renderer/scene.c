@@ -425,8 +425,9 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
                 return RT_ERR_NOMEM;
         }
         out->filename = name;
+        out->filename_len = strlen(name);
         out->uv = uv <= 1 ? uv : 0; /* the scene keeps UV sets 0 and 1 */
-        out->name = ustr_table_intern_cstr(c->strings, name);
+        out->name = ustr_table_intern(c->strings, name, out->filename_len);
         if (!out->name)
             return RT_ERR_NOMEM; /* ENOMEM; ERANGE needs a 1 GiB path */
         return RT_OK;

@@ -26,7 +26,9 @@
  *       intern_pct=P speedup=S
  *
  * intern_pct: (B - E) / F in percent, what interning costs the full render;
- * speedup: F at the first T listed over F at this T. */
+ * speedup: F at the first T listed over F at this T. Both are medians of
+ * the ratios within each round, whose runs were close in time, so a slow
+ * spell of the machine shifts both sides of a ratio alike. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench_util.h"
@@ -217,15 +219,22 @@ scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
     }
     if (progress)
         fputc('\n', stderr);
-    double first = 0;
+    /* The ratios first: bench_median() sorts its argument in place. */
+    static double pct[MAX_THREAD_COUNTS][64], speedup[MAX_THREAD_COUNTS][64];
+    for (unsigned i = 0; i < n; i++) {
+        for (int k = 0; k < repeat; k++) {
+            pct[i][k] = 100 * (secs[i][1][k] - secs[i][2][k]) / secs[i][0][k];
+            speedup[i][k] = secs[0][0][k] / secs[i][0][k];
+        }
+    }
     for (unsigned i = 0; i < n; i++) {
         double med[MODES];
         for (int m = 0; m < MODES; m++)
             med[m] = bench_median(secs[i][m], repeat);
-        first = i == 0 ? med[0] : first;
         printf("render-bench threads=%u full_secs=%.4f bypass_secs=%.4f early_out_secs=%.4f "
                "intern_pct=%.2f speedup=%.3f\n",
-               counts[i], med[0], med[1], med[2], 100 * (med[1] - med[2]) / med[0], first / med[0]);
+               counts[i], med[0], med[1], med[2], bench_median(pct[i], repeat),
+               bench_median(speedup[i], repeat));
     }
 }
 

@@ -16,13 +16,28 @@
  * to exist, readers must load the first shared pointer they follow after
  * enter() with seq_cst (an acquire load may move before the seq_cst store
  * of enter(), on Arm with LDAPR), and writers must unlink with a seq_cst
- * store or exchange. On x86 both are plain moves. */
+ * store or exchange.
+ *
+ * The reader's fence, made asymmetric. A seq_cst store is a full fence
+ * (xchg on x86, some 20 cycles: a third of a string lookup), paid at every
+ * enter(). Where Linux offers membarrier(2) (registered once, in the first
+ * ustr_epoch_init()), enter() instead stores relaxed behind a compiler
+ * barrier, and reclaim() calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ * before its scan: every running thread of the process executes a full
+ * barrier at some point B during the call (a sleeping one has passed one).
+ * A reader whose load of the shared pointer comes after its B sees the
+ * unlink, made before the call; one whose load came before B made its
+ * announcement visible by B, so the scan sees it. Readers pay nothing; a
+ * reclaim pays a system call, and reclaims are rare (an array moves at each
+ * doubling). Without membarrier, or with USTR_NO_MEMBARRIER set in the
+ * environment (tests run both), the symmetric fences above are used. */
 #ifndef USTR_EPOCH_H
 #define USTR_EPOCH_H
 
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* One per reading thread; embed it in the thread's own state, which must
@@ -57,12 +72,25 @@ void ustr_epoch_destroy(ustr_epoch *d);
 void ustr_epoch_register(ustr_epoch *d, ustr_epoch_rec *r);
 void ustr_epoch_unregister(ustr_epoch *d, ustr_epoch_rec *r);
 
+/* Whether reclaim() supplies the readers' fence (see the top). Written once,
+ * inside the first ustr_epoch_init(), which happens before any use of any
+ * domain; false until then, and the symmetric fence is always safe. */
+extern _Atomic bool ustr__epoch_asymmetric;
+
 static inline void
 ustr_epoch_enter(ustr_epoch *d, ustr_epoch_rec *r)
 {
     /* Acquire pairs with the seq_cst bump in ustr_epoch_retire(): a reader
      * that sees the new epoch also sees the unlink made before it. */
     uint64_t e = atomic_load_explicit(&d->epoch, memory_order_acquire);
+    /* Relaxed: see the flag's comment. */
+    if (atomic_load_explicit(&ustr__epoch_asymmetric, memory_order_relaxed)) {
+        /* Relaxed, with the compiler kept from hoisting the reader's later
+         * loads above it; reclaim()'s membarrier is the fence. */
+        atomic_store_explicit(&r->active, e, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        return;
+    }
     /* seq_cst: the announcement must come before the reader's loads of
      * shared pointers in the total order (see the top of this file). */
     atomic_store_explicit(&r->active, e, memory_order_seq_cst);
