@@ -105,10 +105,13 @@ typedef struct rt_scene {
     uint32_t    *material; /* 1 per triangle */
     rt_material *materials;
     uint32_t     nmaterials;
-    rt_light    *lights; /* from the file; empty: the renderer adds a default */
-    uint32_t     nlights;
-    rt_camera    camera; /* the file's first camera, else framed on the bounds */
-    float        bounds_min[3], bounds_max[3]; /* of all positions */
+    /* The file's punctual lights; when it has none and no emissive
+     * material, one default directional light (default_light set). */
+    rt_light *lights;
+    uint32_t  nlights;
+    bool      default_light;
+    rt_camera camera;                       /* the file's first camera, else framed on the bounds */
+    float     bounds_min[3], bounds_max[3]; /* of all positions */
     /* Textures embedded in the file (.glb): their encoded bytes (PNG, JPEG)
      * under the synthetic names the slots use; handed to the texture
      * system, which reads them like files. */

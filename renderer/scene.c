@@ -686,6 +686,38 @@ lights_load(const struct aiScene *ai, rt_scene *s)
     return RT_OK;
 }
 
+/* A scene with nothing to light it, no punctual light and no emissive
+ * material, gets one, so a renderer that lights by the scene's lights still
+ * shows it: a white directional light from over the camera's left
+ * shoulder, 3 lux (a white diffuse surface facing it comes out near 1). */
+static rt_result
+default_light(rt_scene *s)
+{
+    if (s->nlights)
+        return RT_OK;
+    for (uint32_t m = 0; m < s->nmaterials; m++)
+        for (int c = 0; c < 3; c++)
+            if (s->materials[m].emissive[c] > 0)
+                return RT_OK;
+    s->lights = calloc(1, sizeof *s->lights);
+    if (!s->lights)
+        return RT_ERR_NOMEM;
+    double f[3], u[3], r[3], d[3];
+    for (int k = 0; k < 3; k++)
+        f[k] = s->camera.forward[k], u[k] = s->camera.up[k];
+    cross3(f, u, r);
+    for (int k = 0; k < 3; k++)
+        d[k] = 0.6 * f[k] - u[k] + 0.5 * r[k]; /* forward, down and to the right */
+    normalize3(d);
+    rt_light *l = &s->lights[0];
+    l->kind = RT_LIGHT_DIRECTIONAL;
+    store3(l->direction, d);
+    l->color[0] = l->color[1] = l->color[2] = 3;
+    s->nlights = 1;
+    s->default_light = true;
+    return RT_OK;
+}
+
 /* --- loading ------------------------------------------------------------- */
 
 /* assimp's C API keeps the last error in one global string, and its
@@ -822,7 +854,7 @@ scene_build(const struct aiScene *ai, const char *path, ustr_table *strings, sce
     pub->ntris = (uint32_t)w.ntris;
 
     camera_load(ai, pub);
-    if ((r = lights_load(ai, pub)) != RT_OK)
+    if ((r = lights_load(ai, pub)) != RT_OK || (r = default_light(pub)) != RT_OK)
         goto fail;
     free(c.embedded_names);
     return RT_OK;

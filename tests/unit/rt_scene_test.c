@@ -181,7 +181,16 @@ case_obj(const char *arg)
         CHECK_NEAR(s->bounds_max[k], k == 2 ? 2 : 1);
     }
     CHECK(!s->camera.from_file);
-    CHECK_EQ_INT(s->nlights, 0);
+    /* No light, nothing emissive: the default light, from behind and above
+     * the camera, pointing into the view and down. */
+    REQUIRE(s->nlights == 1);
+    CHECK(s->default_light);
+    CHECK_EQ_INT(s->lights[0].kind, RT_LIGHT_DIRECTIONAL);
+    const float *ld = s->lights[0].direction, *cf = s->camera.forward, *cu = s->camera.up;
+    CHECK(ld[0] * cf[0] + ld[1] * cf[1] + ld[2] * cf[2] > 0.2f);
+    CHECK(ld[0] * cu[0] + ld[1] * cu[1] + ld[2] * cu[2] < -0.5f);
+    CHECK_NEAR(ld[0] * ld[0] + ld[1] * ld[1] + ld[2] * ld[2], 1.0);
+    CHECK_NEAR(s->lights[0].color[1], 3.0);
     CHECK_EQ_INT(s->nembedded, 0);
 
     /* The triangles' material is "stone" (assimp may add a default one). */
@@ -220,7 +229,20 @@ case_obj(const char *arg)
         CHECK_EQ_INT(ts->uv, 0);
         CHECK(strchr(ts->filename, '\\') == NULL);
         CHECK_EQ_PTR(ts->name, ustr_table_intern_cstr(strings, ts->filename));
+        CHECK_EQ_U64(ts->filename_len, strlen(ts->filename));
     }
+    rt_scene_free(s);
+
+    /* An emissive material lights the scene: no default light then. */
+    file_write_str(tmp_path("glow.mtl"), "newmtl glow\nKd 0.5 0.5 0.5\nKe 2 2 2\n");
+    file_write_str(tmp_path("glow.obj"), "mtllib glow.mtl\n"
+                                         "v 0 0 2\nv 1 0 2\nv 1 1 2\n"
+                                         "usemtl glow\n"
+                                         "f 1 2 3\n");
+    r = rt_scene_load(tmp_path("glow.obj"), strings, &s, err);
+    REQUIRE(r == RT_OK && s);
+    CHECK_EQ_INT(s->nlights, 0);
+    CHECK(!s->default_light);
     rt_scene_free(s);
     ustr_table_destroy(strings);
 }
@@ -411,6 +433,7 @@ check_quad_scene(const rt_scene *s)
 
     /* Light at parent * (1,2,3) = (12,4,6), colour times intensity. */
     REQUIRE(s->nlights == 1);
+    CHECK(!s->default_light); /* the file's own */
     CHECK_EQ_INT(s->lights[0].kind, RT_LIGHT_POINT);
     CHECK_NEAR(s->lights[0].position[0], 12.0);
     CHECK_NEAR(s->lights[0].position[1], 4.0);
@@ -586,7 +609,8 @@ case_testdata(const char *dir)
         CHECK_EQ_INT(s->ntris, 24614); /* instances included */
         CHECK_EQ_INT(check_slots_exist(s), 11);
         CHECK(!s->camera.from_file);
-        CHECK_EQ_INT(s->nlights, 0);
+        CHECK_EQ_INT(s->nlights, 1); /* no lights, nothing emissive: the default */
+        CHECK(s->default_light);
         rt_scene_free(s);
     }
 
