@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,11 +33,20 @@ output_writable(const char *path, char err[RT_ERR_LEN])
         return false;
     }
     const char *dir = dirname(copy);
-    bool        ok = access(dir, W_OK | X_OK) == 0;
-    if (!ok)
-        snprintf(err, RT_ERR_LEN, "cannot write into %s: %s", dir, strerror(errno));
+    struct stat st;
+    int         e = 0;
+    if (stat(dir, &st) != 0)
+        e = errno;
+    else if (!S_ISDIR(st.st_mode))
+        e = ENOTDIR; /* access() would say EACCES of a plain file */
+    else if (access(dir, W_OK | X_OK) != 0)
+        e = errno;
+    if (e)
+        snprintf(err, RT_ERR_LEN, "cannot write into %s: %s", dir, strerror(e));
+    else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(e = EISDIR));
     free(copy);
-    return ok;
+    return e == 0;
 }
 
 /* Textures embedded in the scene (.glb) become files in a private folder,

@@ -77,6 +77,16 @@ modes)
     [ "$(json lookups "$tmp/once.json")" = "$l" ] || fail "--intern once: lookups differ"
     "$imgdiff" "$tmp/a.exr" "$tmp/d.exr" >/dev/null || fail "--intern once changed the image"
     ;;
+exact_command)
+    # The issue's command, exactly as a user types it (output: render.exr
+    # in the current folder), and a PLY scene.
+    (cd "$tmp" && "$render" -t 24 --bypass-texture scene.obj 2>/dev/null) || fail "exit $?"
+    "$imgdiff" --quiet "$tmp/render.exr" "$tmp/render.exr" || fail "no readable render.exr"
+    printf 'ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n' >"$tmp/tri.ply"
+    "$render" --quiet -t 2 -r 32 32 --stats-json "$tmp/ply.json" -o "$tmp/ply.png" "$tmp/tri.ply" ||
+        fail "PLY: exit $?"
+    [ "$(json shading_points "$tmp/ply.json")" -gt 0 ] || fail "PLY: nothing hit"
+    ;;
 missing_texture)
     for open in upfront lazy; do
         err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||
@@ -106,6 +116,10 @@ bad_input)
     check 2 "" -r 0 0 "$scene"
     check 2 "" --no-such-option "$scene"
     check 1 "cannot write into" -o "$tmp/no/such/dir/x.exr" "$scene"
+    : >"$tmp/plain"
+    check 1 "Not a directory" -o "$tmp/plain/x.exr" "$scene"
+    mkdir "$tmp/folder.exr"
+    check 1 "Is a directory" -o "$tmp/folder.exr" "$scene"
     printf 'keep' >"$tmp/keep.exr"
     check 1 "" -o "$tmp/keep.exr" "$tmp/nosuch.gltf"
     [ "$(cat "$tmp/keep.exr")" = keep ] || fail "a failed run clobbered the output"

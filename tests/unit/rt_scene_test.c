@@ -247,6 +247,53 @@ case_obj(const char *arg)
     ustr_table_destroy(strings);
 }
 
+/* --- PLY ------------------------------------------------------------------- */
+
+/* An ASCII PLY quad with normals and texture coordinates (s, t), split
+ * into two triangles; PLY has no materials, so assimp gives it a default. */
+static void
+case_ply(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    file_write_str(tmp_path("quad.ply"), "ply\n"
+                                         "format ascii 1.0\n"
+                                         "element vertex 4\n"
+                                         "property float x\nproperty float y\nproperty float z\n"
+                                         "property float nx\nproperty float ny\nproperty float nz\n"
+                                         "property float s\nproperty float t\n"
+                                         "element face 1\n"
+                                         "property list uchar int vertex_indices\n"
+                                         "end_header\n"
+                                         "0 0 0 0 0 1 0 0\n"
+                                         "2 0 0 0 0 1 1 0\n"
+                                         "2 1 0 0 0 1 1 1\n"
+                                         "0 1 0 0 0 1 0 1\n"
+                                         "4 0 1 2 3\n");
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path("quad.ply"), NULL, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+    CHECK_EQ_INT(s->ntris, 2); /* the quad, triangulated */
+    CHECK(s->nmaterials >= 1);
+    for (int k = 0; k < 3; k++) {
+        CHECK_NEAR(s->bounds_min[k], 0);
+        CHECK_NEAR(s->bounds_max[k], k == 0 ? 2 : k == 1 ? 1 : 0);
+    }
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        CHECK_NEAR(s->normals[3 * i + 2], 1.0);
+        /* PLY's t runs up the image, as OBJ's: flipped on import, so the
+         * vertex at y = 1 reads the image's top row. */
+        float y = s->positions[3 * i + 1], t = s->uvs[2 * i + 1];
+        CHECK_NEAR(t, 1.0 - y);
+    }
+    CHECK(!s->camera.from_file);
+    CHECK(s->default_light);
+    rt_scene_free(s);
+}
+
 /* --- glTF ------------------------------------------------------------------ */
 
 /* The quad's buffer: positions, normals, UV sets 0 and 1, uint16 indices,
@@ -777,6 +824,7 @@ case_bad_args(const char *arg)
 
 static const rt_test_case cases[] = {
     {"obj", case_obj},
+    {"ply", case_ply},
     {"gltf", case_gltf},
     {"glb", case_glb},
     {"testdata", case_testdata},
