@@ -1,0 +1,104 @@
+/* What the render loop's files share (render.c: tiles, camera and the
+ * simple integrators; shading.c: hits and texture slots; path.c: the path
+ * tracer). Not a public header. */
+#ifndef RT_RENDER_INTERNAL_H
+#define RT_RENDER_INTERNAL_H
+
+#include "rt_lights.h"
+#include "rt_render.h"
+#include "rt_sampler.h"
+#include "rt_vec.h"
+
+#include <embree3/rtcore.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* The camera: a pinhole. */
+typedef struct rt__view {
+    v3    origin, forward, right, up;
+    float tan_y, aspect;
+    v3    step_x, step_y; /* how view_ray() changes one pixel right, one down */
+} rt__view;
+
+/* A texture file to open before the first tile (--open-textures upfront):
+ * a name as a slot interns it, and whether lookups read it as data. */
+typedef struct rt__open_job {
+    ustr name;
+    bool raw;
+} rt__open_job;
+
+/* The environment map (--envmap), looked up by filename like a slot. */
+typedef struct rt__env {
+    const char *filename; /* NULL: none (black, or white in the furnace sense: see path.c) */
+    size_t      filename_len;
+    ustr        name; /* interned at setup (--intern once) */
+} rt__env;
+
+/* One worker thread: what it reads (shared, read-only) and its own state. */
+typedef struct rt__worker {
+    const rt_options   *o;
+    const rt_scene     *s;
+    const rt__view     *v;
+    RTCScene            rtc;
+    tex_system         *ts;
+    ustr_table         *strings;
+    rt_image           *img;
+    const rt_lights    *lights; /* the path tracer's */
+    const rt__env      *env;
+    _Atomic uint32_t   *next_job, *tiles_done, *running;
+    const rt__open_job *opens; /* jobs 0..nopens-1; then the tiles */
+    const uint8_t      *needs; /* rt__material_needs() per material */
+    uint32_t            nopens, tiles_x, ntiles;
+    float               scene_radius; /* half the bounds' diagonal: ray offsets, AO reach */
+    rt_thread_stats    *st;
+    tex_thread         *tc;
+    pthread_t           thread;
+    double              start, end; /* the worker's own clock readings */
+} rt__worker;
+
+typedef struct rt__hit {
+    v3                 p, ng, n, tangent;
+    float              tangent_w;
+    float              uv[2][2];  /* per UV set */
+    float              duv[2][4]; /* du/dx, dv/dx, du/dy, dv/dy per set */
+    const rt_material *m;
+} rt__hit;
+
+/* What shading a hit reads beyond its normal (rt__material_needs()). */
+enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4 };
+
+uint8_t rt__material_needs(const rt_options *o, const rt_material *m);
+void    rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t *needs,
+                     rt__hit *h);
+/* Primary rays: exact ray differentials (ray = the camera direction before
+ * normalising). */
+void rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray);
+/* Secondary rays: an isotropic footprint of `width` world units. */
+void rt__hit_footprint(rt__worker *w, uint32_t prim, rt__hit *h, float width);
+
+void rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
+                   const tex_derivs *d, const float constant[4], float out[4]);
+/* As rt__slot_eval(), with wrap modes (the default repeats). */
+void rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
+                        const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
+                        tex_wrap twrap);
+
+/* A hit's material with every slot looked up (five lookups, the timing
+ * studies' unit of work). */
+typedef struct rt__surface {
+    float base[4]; /* linear RGBA */
+    float metallic, roughness;
+    float emissive[3];
+    float occlusion; /* 1: none */
+    v3    n;         /* shading normal, normal map applied; not yet facing anything */
+} rt__surface;
+void rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf);
+
+/* The environment's radiance toward direction dir (from the scene), looked
+ * up by filename in the options' mode; a footprint of `angle` radians. */
+void rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3]);
+
+/* One path-traced sample through the camera ray (org, ray unnormalised). */
+void rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3]);
+
+#endif

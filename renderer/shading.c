@@ -1,0 +1,228 @@
+/* Hits and their materials: interpolating a hit's attributes, footprints
+ * for MIP levels, and looking each texture slot up by filename in the mode
+ * the options ask for. */
+#include "render_internal.h"
+
+#include <string.h>
+
+/* One texture slot at a shading point, in the options' mode: `constant` is
+ * the material's value, returned when the slot is empty or the lookup is
+ * short-circuited, and the factor the texture is multiplied by otherwise. */
+void
+rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
+                   const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
+                   tex_wrap twrap)
+{
+    memcpy(out, constant, 4 * sizeof(float));
+    if (!slot->filename)
+        return;
+    if (w->o->texture_mode == RT_TEXTURE_EARLY_OUT) {
+        w->st->early_outs++;
+        return;
+    }
+    ustr name = slot->name;
+    if (w->o->intern == RT_INTERN_PER_LOOKUP) {
+        name = ustr_table_intern(w->strings, slot->filename, slot->filename_len);
+        w->st->interns++;
+    }
+    if (w->o->texture_mode == RT_TEXTURE_BYPASS) {
+        w->st->bypasses++;
+        return;
+    }
+    tex_opts o = {.filter = TEX_FILTER_TRILINEAR,
+                  .swrap = swrap,
+                  .twrap = twrap,
+                  .raw = slot->raw,
+                  .fill = {1, 1, 1, 1}};
+    float    t[4];
+    w->st->lookups++;
+    if (tex_lookup(w->ts, w->tc, name, uv[0], uv[1], d, &o, t) != TEX_OK)
+        w->st->lookup_errors++;
+    for (int c = 0; c < 4; c++)
+        out[c] = constant[c] * t[c];
+}
+
+void
+rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2], const tex_derivs *d,
+              const float constant[4], float out[4])
+{
+    rt__slot_eval_wrap(w, slot, uv, d, constant, out, TEX_WRAP_PERIODIC, TEX_WRAP_PERIODIC);
+}
+
+/* What shading a hit on a material reads beyond its normal: interpolating
+ * only that keeps a hit's cost to what the integrator and texture mode use
+ * (--early-out, --bypass-texture and most integrators read no UVs). */
+
+uint8_t
+rt__material_needs(const rt_options *o, const rt_material *m)
+{
+    uint8_t n = o->integrator == RT_INTEGRATOR_UV ? RT__NEED_UV0 : 0;
+    if (o->texture_mode != RT_TEXTURE_FULL)
+        return n;                                                 /* no lookup reads a coordinate */
+    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++) /* the slots shade() reads */
+        if (m->slots[k].filename)
+            n |= m->slots[k].uv == 1 ? RT__NEED_UV1 : RT__NEED_UV0;
+    if (m->slots[RT_SLOT_NORMAL].filename)
+        n |= RT__NEED_TANGENT;
+    return n;
+}
+
+/* Interpolates the triangle's attributes at barycentrics (b1, b2): the
+ * normal, and what `needs` asks for (the rest stays zero). */
+void
+rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t *needs, rt__hit *h)
+{
+    const uint32_t *ix = &s->indices[3 * prim];
+    float           w[3] = {1 - b1 - b2, b1, b2};
+    uint32_t        mat = s->material[prim];
+    h->m = &s->materials[mat];
+    h->n = h->tangent = (v3){0, 0, 0};
+    h->tangent_w = 1;
+    memset(h->uv, 0, sizeof h->uv);
+    for (int k = 0; k < 3; k++)
+        h->n = v3_add(h->n, v3_mul(v3_load(&s->normals[3 * ix[k]]), w[k]));
+    h->n = v3_norm(h->n);
+    for (int set = 0; set < 2; set++) {
+        const float *uvs = set == 0 ? s->uvs : s->uvs1;
+        if (!uvs || !(needs[mat] & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
+            continue;
+        for (int k = 0; k < 3; k++)
+            for (int c = 0; c < 2; c++)
+                h->uv[set][c] += uvs[2 * ix[k] + c] * w[k];
+    }
+    if (needs[mat] & RT__NEED_TANGENT) {
+        for (int k = 0; k < 3; k++)
+            h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
+        h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
+    }
+}
+
+/* Texture-coordinate derivatives from the rays one pixel right and one
+ * down (ray differentials, as a renderer picks MIP levels): where each meets
+ * the hit's plane, in barycentrics, mapped through the triangle's UVs. `ray`
+ * is the camera ray's direction before normalising; its neighbours are
+ * ray + step_x and ray + step_y. */
+void
+rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray)
+{
+    memset(h->duv, 0, sizeof h->duv);
+    /* Only lookups that read textures need a footprint. */
+    if (w->o->texture_mode != RT_TEXTURE_FULL || v3_dot(h->ng, h->ng) == 0)
+        return;
+    const rt_scene *s = w->s;
+    const uint32_t *ix = &s->indices[3 * prim];
+    v3              a = v3_load(&s->positions[3 * ix[0]]);
+    v3              e1 = v3_sub(v3_load(&s->positions[3 * ix[1]]), a);
+    v3              e2 = v3_sub(v3_load(&s->positions[3 * ix[2]]), a);
+    float           d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
+    float           det = d11 * d22 - d12 * d12;
+    if (det == 0)
+        return; /* a degenerate triangle: no footprint, the finest level */
+    float reach = v3_dot(v3_sub(h->p, w->v->origin), h->ng);
+    for (int axis = 0; axis < 2; axis++) {
+        v3    dir = v3_add(ray, axis == 0 ? w->v->step_x : w->v->step_y);
+        float dn = v3_dot(dir, h->ng);
+        if (fabsf(dn) < 1e-8f)
+            continue; /* the neighbour ray runs along the plane */
+        /* Where it meets the plane, from the hit; then in barycentrics. */
+        v3    r = v3_sub(v3_add(w->v->origin, v3_mul(dir, reach / dn)), h->p);
+        float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2);
+        float db1 = (d22 * r1 - d12 * r2) / det, db2 = (d11 * r2 - d12 * r1) / det;
+        for (int set = 0; set < 2; set++) {
+            const float *uvs = set == 0 ? s->uvs : s->uvs1;
+            for (int c = 0; uvs && c < 2; c++) {
+                float uv0 = uvs[2 * ix[0] + c];
+                h->duv[set][2 * axis + c] =
+                    db1 * (uvs[2 * ix[1] + c] - uv0) + db2 * (uvs[2 * ix[2] + c] - uv0);
+            }
+        }
+    }
+}
+
+/* An isotropic footprint `width` wide (world units) at the hit, in each UV
+ * set: width times the triangle's texture-to-world scale, the square root
+ * of its UV area over its world area (a ray cone's footprint, after
+ * Akenine-Moller et al., "Texture Level of Detail Strategies for Real-Time
+ * Ray Tracing", 2019). */
+void
+rt__hit_footprint(rt__worker *w, uint32_t prim, rt__hit *h, float width)
+{
+    memset(h->duv, 0, sizeof h->duv);
+    if (w->o->texture_mode != RT_TEXTURE_FULL || !(width > 0))
+        return;
+    const rt_scene *s = w->s;
+    const uint32_t *ix = &s->indices[3 * prim];
+    v3              a = v3_load(&s->positions[3 * ix[0]]);
+    float           world = v3_len(v3_cross(v3_sub(v3_load(&s->positions[3 * ix[1]]), a),
+                                            v3_sub(v3_load(&s->positions[3 * ix[2]]), a)));
+    if (!(world > 0))
+        return;
+    for (int set = 0; set < 2; set++) {
+        const float *uv = set == 0 ? s->uvs : s->uvs1;
+        if (!uv)
+            continue;
+        float u0 = uv[2 * ix[0]], v0 = uv[2 * ix[0] + 1];
+        float du1 = uv[2 * ix[1]] - u0, dv1 = uv[2 * ix[1] + 1] - v0;
+        float du2 = uv[2 * ix[2]] - u0, dv2 = uv[2 * ix[2] + 1] - v0;
+        float k = width * sqrtf(fabsf(du1 * dv2 - du2 * dv1) / world);
+        h->duv[set][0] = k; /* ds/dx */
+        h->duv[set][3] = k; /* dt/dy */
+    }
+}
+
+static const float one[4] = {1, 1, 1, 1};
+
+void
+rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf)
+{
+    const rt_material *m = h->m;
+    float              nm[4], occ[4], em[4];
+    float              emissive[4] = {m->emissive[0], m->emissive[1], m->emissive[2], 1};
+    float              mr_const[4] = {1, m->roughness, m->metallic, 1}, mr[4];
+    tex_derivs         d[2];
+    for (int set = 0; set < 2; set++)
+        d[set] = (tex_derivs){h->duv[set][0], h->duv[set][1], h->duv[set][2], h->duv[set][3]};
+#define SLOT(k, constant, out)                                                                     \
+    rt__slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1], constant, out)
+    SLOT(RT_SLOT_BASE_COLOR, m->base_color, sf->base);
+    SLOT(RT_SLOT_METALLIC_ROUGHNESS, mr_const, mr);
+    SLOT(RT_SLOT_NORMAL, one, nm);
+    SLOT(RT_SLOT_EMISSIVE, emissive, em);
+    SLOT(RT_SLOT_OCCLUSION, one, occ);
+#undef SLOT
+    w->st->shading_points++;
+    /* glTF: roughness in G, metallic in B. */
+    sf->roughness = mr[1], sf->metallic = mr[2];
+    memcpy(sf->emissive, em, sizeof sf->emissive);
+    sf->occlusion = 1 + m->occlusion_strength * (occ[0] - 1);
+
+    /* The normal map in the tangent frame, when it was read (the other
+     * modes' constant is no direction). */
+    sf->n = h->n;
+    if (w->o->texture_mode == RT_TEXTURE_FULL && m->slots[RT_SLOT_NORMAL].filename &&
+        v3_dot(h->tangent, h->tangent) > 0) {
+        v3    n = h->n, t = v3_norm(v3_sub(h->tangent, v3_mul(n, v3_dot(n, h->tangent))));
+        v3    b = v3_mul(v3_cross(n, t), h->tangent_w);
+        float x = (2 * nm[0] - 1) * m->normal_scale, y = (2 * nm[1] - 1) * m->normal_scale;
+        sf->n = v3_norm(v3_add(v3_add(v3_mul(t, x), v3_mul(b, y)), v3_mul(n, 2 * nm[2] - 1)));
+    }
+}
+
+void
+rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3])
+{
+    const rt__env *e = w->env;
+    if (!e || !e->filename) {
+        rgb[0] = rgb[1] = rgb[2] = 0;
+        return;
+    }
+    /* The environment as a slot: white when short-circuited. */
+    rt_texture_slot slot = {
+        .filename = e->filename, .filename_len = e->filename_len, .name = e->name};
+    float s, t, out[4];
+    rt_env_coords(dir, &s, &t);
+    /* An angle of the sphere in texture units: 2 pi across, pi down. */
+    tex_derivs d = {angle / (2 * RT_PI_F), 0, 0, angle / RT_PI_F};
+    rt__slot_eval_wrap(w, &slot, (float[2]){s, t}, &d, one, out, TEX_WRAP_PERIODIC, TEX_WRAP_CLAMP);
+    memcpy(rgb, out, 3 * sizeof(float));
+}
