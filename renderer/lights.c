@@ -147,7 +147,10 @@ rt_lights_create(const rt_scene *s, const rt_env_grid *env, rt_lights **out)
     v3 ext = v3_sub(v3_load(s->bounds_max), v3_load(s->bounds_min));
     l->radius = 0.5f * v3_len(ext);
     l->radius = l->radius > 0 ? l->radius : 1;
-    l->npunctual = s->nlights;
+    /* The default light stands in for missing lights; an environment is
+     * one, so it replaces the default. */
+    bool env_given = env && env->lum && env->w && env->h;
+    l->npunctual = s->default_light && env_given ? 0 : s->nlights;
     for (uint32_t t = 0; t < s->ntris; t++) {
         const float *e = s->materials[s->material[t]].emissive;
         l->ntris += e[0] > 0 || e[1] > 0 || e[2] > 0;

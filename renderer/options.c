@@ -51,7 +51,13 @@ rt_options_usage(FILE *f)
           "                          first lookup (default upfront)\n"
           "      --ustring-lock L    mutex, spin, rwspin, sharded, lockfree or default\n"
           "                          (default: default, which is lockfree)\n"
-          "      --integrator I      eyelight, normal, uv, albedo or ao (default eyelight)\n"
+          "      --integrator I      eyelight, normal, uv, albedo, ao or path (default\n"
+          "                          eyelight)\n"
+          "      --max-depth N       bounces of a path (path; default 8, at most 1024)\n"
+          "      --envmap FILE       lat-long environment map, EXR or PNG, +y up (path;\n"
+          "                          default none: black)\n"
+          "      --light-sampling S  mis, light or bsdf: how the path tracer finds area\n"
+          "                          lights and the environment (default mis)\n"
           "      --max-memory-mb N   texture cache size in MiB (default 1024)\n"
           "      --camera-pos X,Y,Z  camera position (default: the scene's camera, else\n"
           "                          framed on the bounding box)\n"
@@ -81,6 +87,8 @@ rt_integrator_name(rt_integrator i)
         return "albedo";
     case RT_INTEGRATOR_AO:
         return "ao";
+    case RT_INTEGRATOR_PATH:
+        return "path";
     }
     return "unknown";
 }
@@ -103,6 +111,12 @@ const char *
 rt_intern_mode_name(rt_intern_mode m)
 {
     return m == RT_INTERN_ONCE ? "once" : "per-lookup";
+}
+
+const char *
+rt_light_sampling_name(rt_light_sampling m)
+{
+    return m == RT_SAMPLING_LIGHT ? "light" : m == RT_SAMPLING_BSDF ? "bsdf" : "mis";
 }
 
 const char *
@@ -202,6 +216,9 @@ enum {
     OPT_LOOK_AT,
     OPT_FOV,
     OPT_EXPOSURE,
+    OPT_MAX_DEPTH,
+    OPT_ENVMAP,
+    OPT_LIGHT_SAMPLING,
     OPT_STATS,
     OPT_STATS_JSON,
     OPT_QUIET,
@@ -226,6 +243,9 @@ static const struct option longopts[] = {
     {"look-at", required_argument, NULL, OPT_LOOK_AT},
     {"fov", required_argument, NULL, OPT_FOV},
     {"exposure", required_argument, NULL, OPT_EXPOSURE},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"envmap", required_argument, NULL, OPT_ENVMAP},
+    {"light-sampling", required_argument, NULL, OPT_LIGHT_SAMPLING},
     {"stats", no_argument, NULL, OPT_STATS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -255,7 +275,7 @@ word_len(const char *w)
 static bool
 parse_integrator(const char *s, rt_integrator *out)
 {
-    for (int i = RT_INTEGRATOR_EYELIGHT; i <= RT_INTEGRATOR_AO; i++) {
+    for (int i = RT_INTEGRATOR_EYELIGHT; i <= RT_INTEGRATOR_PATH; i++) {
         if (strcmp(s, rt_integrator_name((rt_integrator)i)) == 0) {
             *out = (rt_integrator)i;
             return true;
@@ -277,6 +297,7 @@ rt_options_parse(int argc, char **argv, rt_options *o)
         .intern = RT_INTERN_PER_LOOKUP,
         .lock = USTR_LOCK_DEFAULT,
         .integrator = RT_INTEGRATOR_EYELIGHT,
+        .max_depth = 8,
     };
     bool bypass = false, early_out = false;
 
@@ -387,7 +408,7 @@ rt_options_parse(int argc, char **argv, rt_options *o)
         case OPT_INTEGRATOR:
             if (!parse_integrator(optarg, &o->integrator))
                 return usage_error("%s: '%s' is not an integrator (eyelight, normal, uv, "
-                                   "albedo or ao)",
+                                   "albedo, ao or path)",
                                    name, optarg);
             break;
         case OPT_MAX_MEMORY:
@@ -413,6 +434,25 @@ rt_options_parse(int argc, char **argv, rt_options *o)
                                    optarg);
             o->has_fov = true;
             break;
+        case OPT_MAX_DEPTH:
+            if (!parse_u64(optarg, 0, RT_MAX_DEPTH, &v))
+                return usage_error("%s: '%s' is not a depth (0..%d)", name, optarg, RT_MAX_DEPTH);
+            o->max_depth = (unsigned)v;
+            break;
+        case OPT_ENVMAP:
+            if (!*optarg)
+                return usage_error("%s: needs a file name", name);
+            o->envmap = optarg;
+            break;
+        case OPT_LIGHT_SAMPLING: {
+            bool found = false;
+            for (int m = RT_SAMPLING_MIS; m <= RT_SAMPLING_BSDF && !found; m++)
+                if (strcmp(optarg, rt_light_sampling_name((rt_light_sampling)m)) == 0)
+                    o->light_sampling = (rt_light_sampling)m, found = true;
+            if (!found)
+                return usage_error("%s: '%s' is not a strategy (mis, light or bsdf)", name, optarg);
+            break;
+        }
         case OPT_EXPOSURE:
             if (!parse_float(optarg, '\0', &o->exposure, NULL))
                 return usage_error("%s: '%s' is not a number of stops", name, optarg);

@@ -322,7 +322,8 @@ render_pixel(rt__worker *w, uint32_t px, uint32_t py)
         if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID)
             continue;
         rt__hit h;
-        rt__hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, w->needs, &h);
+        rt__hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v,
+                     w->needs[w->s->material[rh.hit.primID]], &h);
         h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
         h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
         rt__hit_derivatives(w, rh.hit.primID, &h, ray);
@@ -331,6 +332,37 @@ render_pixel(rt__worker *w, uint32_t px, uint32_t py)
         for (int c = 0; c < 3; c++)
             sum[c] += rgb[c];
         sum[3] += 1;
+    }
+    float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
+    for (int c = 0; c < 4; c++)
+        out[c] = sum[c] / (float)o->spp;
+}
+
+/* A pixel by the path tracer: its own sample sequences, jittered over the
+ * pixel when it takes several samples; a sample that is not finite is
+ * counted and dropped (it adds nothing), never written. Alpha: the share of
+ * camera rays that hit the scene. */
+static void
+render_pixel_path(rt__worker *w, uint32_t px, uint32_t py)
+{
+    const rt_options *o = w->o;
+    float             sum[4] = {0, 0, 0, 0};
+    for (unsigned s = 0; s < o->spp; s++) {
+        rt_sampler smp;
+        float      u[2], rgb[3];
+        rt_sampler_start(&smp, o->seed, px, py, s);
+        rt_sampler_2d(&smp, u);
+        if (o->spp == 1)
+            u[0] = u[1] = 0.5f;
+        v3   ray = view_ray(w->v, o, (float)px + u[0], (float)py + u[1]);
+        bool hit = rt__path_sample(w, &smp, w->v->origin, ray, rgb);
+        if (!isfinite(rgb[0]) || !isfinite(rgb[1]) || !isfinite(rgb[2])) {
+            w->st->bad_samples++;
+            continue;
+        }
+        for (int c = 0; c < 3; c++)
+            sum[c] += rgb[c];
+        sum[3] += hit;
     }
     float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
     for (int c = 0; c < 4; c++)
@@ -369,7 +401,10 @@ worker_main(void *arg)
         uint32_t x0 = (i % w->tiles_x) * w->o->tile, y0 = (i / w->tiles_x) * w->o->tile;
         for (uint32_t y = y0; y < y0 + w->o->tile && y < w->o->height; y++)
             for (uint32_t x = x0; x < x0 + w->o->tile && x < w->o->width; x++)
-                render_pixel(w, x, y);
+                if (w->o->integrator == RT_INTEGRATOR_PATH)
+                    render_pixel_path(w, x, y);
+                else
+                    render_pixel(w, x, y);
         w->st->tiles++;
         /* Relaxed: progress display only. */
         atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
@@ -404,6 +439,8 @@ typedef struct job_board {
     _Atomic uint32_t    next, done, running;
     const rt__open_job *opens;
     const uint8_t      *needs;
+    const rt_lights    *lights;
+    const rt__env      *env;
     uint32_t            nopens, tiles_x, ntiles;
 } job_board;
 
@@ -434,6 +471,8 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
                             .running = &jb->running,
                             .opens = jb->opens,
                             .needs = jb->needs,
+                            .lights = jb->lights,
+                            .env = jb->env,
                             .nopens = jb->nopens,
                             .tiles_x = jb->tiles_x,
                             .ntiles = jb->ntiles,
@@ -470,6 +509,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
         t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
         t->lookups += s->lookups, t->interns += s->interns, t->early_outs += s->early_outs;
         t->bypasses += s->bypasses, t->lookup_errors += s->lookup_errors;
+        t->bad_samples += s->bad_samples;
         t->busy_secs += s->busy_secs, t->cpu_secs += s->cpu_secs;
     }
     stats->render_secs = last - first;
@@ -480,6 +520,67 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
         return RT_ERR_NOMEM;
     }
     return RT_OK;
+}
+
+/* The environment's luminance on a grid for importance sampling, read
+ * through the texture system: each cell the largest of its corners and
+ * centre, filtered at the cell's size, so every cell the map can light is
+ * > 0. NULL when the map cannot be read (it is reported, and lookups give
+ * the fill). */
+static float *
+env_grid(tex_system *ts, const rt__env *env, rt_env_grid *g)
+{
+    tex_file_info info;
+    tex_thread   *tc;
+    if (tex_file_info_get(ts, env->name, &info) != TEX_OK || tex_thread_create(ts, &tc) != TEX_OK)
+        return NULL;
+    g->w = info.width < 1024 ? info.width : 1024;
+    g->h = info.height < 512 ? info.height : 512;
+    float *lum = malloc((size_t)g->w * g->h * sizeof *lum);
+    if (!lum) {
+        tex_thread_destroy(tc);
+        return NULL;
+    }
+    tex_opts   o = {.filter = TEX_FILTER_TRILINEAR, .twrap = TEX_WRAP_CLAMP, .fill = {1, 1, 1, 1}};
+    tex_derivs d = {1.0f / (float)g->w, 0, 0, 1.0f / (float)g->h};
+    static const float at[5][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0.5f, 0.5f}};
+    for (uint32_t j = 0; j < g->h; j++) {
+        for (uint32_t i = 0; i < g->w; i++) {
+            float most = 0, rgba[4];
+            for (int k = 0; k < 5; k++) {
+                tex_lookup(ts, tc, env->name, ((float)i + at[k][0]) / (float)g->w,
+                           ((float)j + at[k][1]) / (float)g->h, &d, &o, rgba);
+                float y = rt_luminance(rgba);
+                most = y > most ? y : most;
+            }
+            lum[(size_t)j * g->w + i] = most;
+        }
+    }
+    tex_thread_destroy(tc);
+    g->lum = lum;
+    return lum;
+}
+
+/* The path tracer's lights and environment; nothing for the others. */
+static rt_result
+path_setup(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
+           rt__env *env, rt_lights **lights, float **grid)
+{
+    *lights = NULL, *grid = NULL;
+    if (o->integrator != RT_INTEGRATOR_PATH)
+        return RT_OK;
+    rt_env_grid g = {0};
+    if (o->envmap) {
+        env->filename = o->envmap;
+        env->filename_len = strlen(o->envmap);
+        env->name = ustr_table_intern(strings, env->filename, env->filename_len);
+        if (!env->name)
+            return RT_ERR_NOMEM;
+        /* Only full texturing reads the map; the other modes see white. */
+        if (o->texture_mode == RT_TEXTURE_FULL)
+            *grid = env_grid(ts, env, &g);
+    }
+    return rt_lights_create(scene, *grid ? &g : NULL, lights);
 }
 
 rt_result
@@ -499,6 +600,11 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     img->rgba = NULL;
     rt__open_job *opens = NULL;
     uint8_t      *needs = NULL;
+    rt__env       env = {0};
+    rt_lights    *lights = NULL;
+    float        *grid = NULL;
+    if (r == RT_OK && (r = path_setup(o, scene, ts, strings, &env, &lights, &grid)) != RT_OK)
+        snprintf(err, RT_ERR_LEN, "out of memory for the lights");
     if (r == RT_OK) {
         img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
         needs = malloc(scene->nmaterials ? scene->nmaterials : 1);
@@ -514,7 +620,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     if (r == RT_OK) {
         rt__view v;
         view_setup(o, scene, &v);
-        jb.opens = opens, jb.needs = needs;
+        jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
         r = run_workers(o, scene, &v, b.scene, ts, strings, img, &jb, stats, err);
     }
     if (r != RT_OK) {
@@ -523,6 +629,8 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     }
     free(opens);
     free(needs);
+    free(grid);
+    rt_lights_destroy(lights);
     bvh_free(&b);
     return r;
 }

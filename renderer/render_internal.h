@@ -68,8 +68,8 @@ typedef struct rt__hit {
 enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4 };
 
 uint8_t rt__material_needs(const rt_options *o, const rt_material *m);
-void    rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t *needs,
-                     rt__hit *h);
+/* `needs`: the hit's material's rt__material_needs(). */
+void rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs, rt__hit *h);
 /* Primary rays: exact ray differentials (ray = the camera direction before
  * normalising). */
 void rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray);
@@ -87,7 +87,7 @@ void rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float 
  * studies' unit of work). */
 typedef struct rt__surface {
     float base[4]; /* linear RGBA */
-    float metallic, roughness;
+    float metallic, roughness, specular;
     float emissive[3];
     float occlusion; /* 1: none */
     v3    n;         /* shading normal, normal map applied; not yet facing anything */
@@ -98,7 +98,8 @@ void rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf);
  * up by filename in the options' mode; a footprint of `angle` radians. */
 void rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3]);
 
-/* One path-traced sample through the camera ray (org, ray unnormalised). */
-void rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3]);
+/* One path-traced sample through the camera ray (org, ray unnormalised);
+ * whether the camera ray hit the scene. */
+bool rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3]);
 
 #endif

@@ -35,7 +35,10 @@ typedef struct rt_env_grid {
 v3   rt_env_direction(float s, float t);
 void rt_env_coords(v3 dir, float *s, float *t);
 
-/* Builds the lights of `s`; `env` may be NULL. RT_OK or RT_ERR_NOMEM. */
+/* Builds the lights of `s`; `env` may be NULL. The scene's default light
+ * (rt_scene.default_light) is left out when an environment is given: it
+ * stands in for missing lights, and the environment is a light. RT_OK or
+ * RT_ERR_NOMEM. */
 rt_result rt_lights_create(const rt_scene *s, const rt_env_grid *env, rt_lights **out);
 void      rt_lights_destroy(rt_lights *l); /* NULL is a no-op */
 

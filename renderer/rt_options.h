@@ -15,6 +15,7 @@ typedef enum rt_integrator {
     RT_INTEGRATOR_UV,           /* texture coordinates as colour */
     RT_INTEGRATOR_ALBEDO,       /* base colour, textured */
     RT_INTEGRATOR_AO,           /* ambient occlusion x albedo */
+    RT_INTEGRATOR_PATH,         /* path tracing: lights, emission, the environment */
 } rt_integrator;
 
 /* How each texture lookup of a shading point behaves (a timing study
@@ -42,32 +43,45 @@ typedef enum rt_open_mode {
     RT_OPEN_LAZY,
 } rt_open_mode;
 
+/* How the path tracer samples lights that are not points: multiple
+ * importance sampling of both strategies (the default), or one of them
+ * alone, for comparing them (all three converge to the same image). */
+typedef enum rt_light_sampling {
+    RT_SAMPLING_MIS = 0,
+    RT_SAMPLING_LIGHT, /* next-event estimation only */
+    RT_SAMPLING_BSDF,  /* the BSDF's directions only (point lights still by NEE) */
+} rt_light_sampling;
+
 typedef struct rt_options {
-    const char     *scene;         /* the scene file (required) */
-    const char     *output;        /* .exr or .png; NULL: render.exr */
-    unsigned        threads;       /* -t N; 0 is rejected; default: hardware threads */
-    uint32_t        width, height; /* -r W H; default 640 x 480 */
-    unsigned        spp;           /* --spp N; default 1 */
-    unsigned        tile;          /* --tile N (edge, pixels); default 32 */
-    uint64_t        seed;          /* --seed N; default 0 */
-    rt_texture_mode texture_mode;
-    rt_intern_mode  intern;
-    rt_open_mode    open; /* --open-textures; default upfront */
-    ustr_lock       lock; /* --ustring-lock; default USTR_LOCK_DEFAULT */
-    rt_integrator   integrator;
-    size_t          max_memory_mb; /* texture cache; 0: the texture system's default */
-    bool            has_camera_pos, has_look_at, has_fov;
-    float           camera_pos[3], look_at[3], fov_degrees; /* vertical */
-    float           exposure; /* stops, applied to PNG output; default 0 */
-    bool            stats;    /* --stats: the report on stderr */
-    const char     *stats_json;
-    bool            quiet; /* no progress bar, no warnings but errors */
+    const char       *scene;         /* the scene file (required) */
+    const char       *output;        /* .exr or .png; NULL: render.exr */
+    unsigned          threads;       /* -t N; 0 is rejected; default: hardware threads */
+    uint32_t          width, height; /* -r W H; default 640 x 480 */
+    unsigned          spp;           /* --spp N; default 1 */
+    unsigned          tile;          /* --tile N (edge, pixels); default 32 */
+    uint64_t          seed;          /* --seed N; default 0 */
+    rt_texture_mode   texture_mode;
+    rt_intern_mode    intern;
+    rt_open_mode      open; /* --open-textures; default upfront */
+    ustr_lock         lock; /* --ustring-lock; default USTR_LOCK_DEFAULT */
+    rt_integrator     integrator;
+    unsigned          max_depth;      /* --max-depth: bounces of a path; default 8 */
+    const char       *envmap;         /* --envmap FILE: lat-long environment; NULL: none (black) */
+    rt_light_sampling light_sampling; /* --light-sampling; default mis */
+    size_t            max_memory_mb;  /* texture cache; 0: the texture system's default */
+    bool              has_camera_pos, has_look_at, has_fov;
+    float             camera_pos[3], look_at[3], fov_degrees; /* vertical */
+    float             exposure; /* stops, applied to PNG output; default 0 */
+    bool              stats;    /* --stats: the report on stderr */
+    const char       *stats_json;
+    bool              quiet; /* no progress bar, no warnings but errors */
 } rt_options;
 
 /* Limits the command line enforces, with the reason in the error. */
 #define RT_MAX_THREADS       1024
 #define RT_MAX_RESOLUTION    16384 /* per side */
 #define RT_MAX_SPP           65536
+#define RT_MAX_DEPTH         1024
 #define RT_MAX_PIXEL_SAMPLES ((uint64_t)1 << 34) /* width * height * spp */
 
 /* Parses argv into *o. Returns -1 to go on; otherwise the exit status main
@@ -80,8 +94,9 @@ int rt_options_parse(int argc, char **argv, rt_options *o);
 void rt_options_usage(FILE *f);
 
 const char *rt_integrator_name(rt_integrator i);
-const char *rt_texture_mode_name(rt_texture_mode m); /* "full", "bypass", "early-out" */
-const char *rt_intern_mode_name(rt_intern_mode m);   /* "per-lookup", "once" */
-const char *rt_open_mode_name(rt_open_mode m);       /* "upfront", "lazy" */
+const char *rt_texture_mode_name(rt_texture_mode m);     /* "full", "bypass", "early-out" */
+const char *rt_intern_mode_name(rt_intern_mode m);       /* "per-lookup", "once" */
+const char *rt_open_mode_name(rt_open_mode m);           /* "upfront", "lazy" */
+const char *rt_light_sampling_name(rt_light_sampling m); /* "mis", "light", "bsdf" */
 
 #endif

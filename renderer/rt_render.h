@@ -16,6 +16,7 @@ typedef struct rt_thread_stats {
     double   cpu_secs;  /* of which on a CPU: the rest it waited or was preempted */
     uint64_t tiles, rays, shading_points;
     uint64_t lookups, interns, early_outs, bypasses, lookup_errors;
+    uint64_t bad_samples; /* path samples that were not finite: dropped */
 } rt_thread_stats;
 
 typedef struct rt_render_stats {

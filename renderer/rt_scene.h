@@ -59,11 +59,14 @@ typedef struct rt_material {
     const char *name;
     float       base_color[4]; /* linear RGBA factor */
     float       metallic, roughness;
-    float       emissive[3]; /* linear, already scaled by strength */
-    float       normal_scale, occlusion_strength;
-    float       alpha_cutoff; /* < 0: opaque (glTF OPAQUE, BLEND); else MASK at
-                               * this cutoff (glTF alphaCutoff, default 0.5; an
-                               * OBJ map_d gives 0.5 on the opacity slot) */
+    float       specular; /* weight of the dielectric specular layer, 0..1: glTF's
+                           * KHR_materials_specular factor (default 1); OBJ/MTL:
+                           * the largest component of Ks (none: 0, Lambert) */
+    float emissive[3];    /* linear, already scaled by strength */
+    float normal_scale, occlusion_strength;
+    float alpha_cutoff; /* < 0: opaque (glTF OPAQUE, BLEND); else MASK at
+                         * this cutoff (glTF alphaCutoff, default 0.5; an
+                         * OBJ map_d gives 0.5 on the opacity slot) */
     bool            double_sided;
     rt_texture_slot slots[RT_SLOT_COUNT];
 } rt_material;

@@ -460,12 +460,22 @@ material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
     if (aiGetMaterialColor(mat, AI_MATKEY_BASE_COLOR, &col) == aiReturn_SUCCESS) {
         m->base_color[0] = col.r, m->base_color[1] = col.g;
         m->base_color[2] = col.b, m->base_color[3] = col.a;
+        /* KHR_materials_specular's factor; glTF's layer is there by default. */
+        m->specular = mat_float(mat, AI_MATKEY_SPECULAR_FACTOR, 1.0f);
     } else {
         m->base_color[0] = m->base_color[1] = m->base_color[2] = 1;
         if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_DIFFUSE, &col) == aiReturn_SUCCESS)
             m->base_color[0] = col.r, m->base_color[1] = col.g, m->base_color[2] = col.b;
         m->base_color[3] = mat_float(mat, AI_MATKEY_OPACITY, 1.0f);
+        /* A classic material's specular colour (Ks) as the weight of the
+         * specular layer: none, plain Lambert, when Ks is black or absent. */
+        m->specular = 0;
+        if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_SPECULAR, &col) == aiReturn_SUCCESS) {
+            float k = col.r > col.g ? col.r : col.g;
+            m->specular = k > col.b ? k : col.b;
+        }
     }
+    m->specular = m->specular < 0 ? 0 : m->specular > 1 ? 1 : m->specular;
 
     m->metallic = mat_float(mat, AI_MATKEY_METALLIC_FACTOR, 0.0f);
     m->roughness = mat_float(mat, AI_MATKEY_ROUGHNESS_FACTOR, -1.0f);

@@ -70,7 +70,7 @@ rt__material_needs(const rt_options *o, const rt_material *m)
 /* Interpolates the triangle's attributes at barycentrics (b1, b2): the
  * normal, and what `needs` asks for (the rest stays zero). */
 void
-rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t *needs, rt__hit *h)
+rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs, rt__hit *h)
 {
     const uint32_t *ix = &s->indices[3 * prim];
     float           w[3] = {1 - b1 - b2, b1, b2};
@@ -84,13 +84,13 @@ rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, const uint8_t
     h->n = v3_norm(h->n);
     for (int set = 0; set < 2; set++) {
         const float *uvs = set == 0 ? s->uvs : s->uvs1;
-        if (!uvs || !(needs[mat] & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
+        if (!uvs || !(needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
             continue;
         for (int k = 0; k < 3; k++)
             for (int c = 0; c < 2; c++)
                 h->uv[set][c] += uvs[2 * ix[k] + c] * w[k];
     }
-    if (needs[mat] & RT__NEED_TANGENT) {
+    if (needs & RT__NEED_TANGENT) {
         for (int k = 0; k < 3; k++)
             h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
         h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
@@ -192,7 +192,7 @@ rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf)
 #undef SLOT
     w->st->shading_points++;
     /* glTF: roughness in G, metallic in B. */
-    sf->roughness = mr[1], sf->metallic = mr[2];
+    sf->roughness = mr[1], sf->metallic = mr[2], sf->specular = m->specular;
     memcpy(sf->emissive, em, sizeof sf->emissive);
     sf->occlusion = 1 + m->occlusion_strength * (occ[0] - 1);
 

@@ -1,10 +1,13 @@
 /* texgen: writes benchmark textures, DIR/tex00.png, tex01.png, ...: RGB,
  * SIZE x SIZE, with detail at every scale (bricks, mortar, value noise in
  * four octaves, rings), so every MIP level differs from the next and a
- * filter that picks the wrong texel shows. Deterministic for a seed. */
+ * filter that picks the wrong texel shows. Deterministic for a seed.
+ * With --constant V instead: DIR/constant.exr, SIZE x SIZE/2 float RGB of
+ * value V everywhere (a uniform environment for white-furnace tests). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "procgen.h"
+#include "tex_exr.h"
 #include "tex_image.h"
 
 #include <errno.h>
@@ -18,8 +21,9 @@
 static void
 usage(FILE *f)
 {
-    fputs("usage: texgen [--count N] [--size S] [--seed K] DIR\n"
+    fputs("usage: texgen [--count N] [--size S] [--seed K] [--constant V] DIR\n"
           "  --count N   textures to write, 1..100 (default 16)\n"
+          "  --constant V  write DIR/constant.exr instead: float RGB, V everywhere\n"
           "  --size S    edge in pixels, 16..8192 (default 1024)\n"
           "  --seed K    variant (default 1)\n",
           f);
@@ -48,16 +52,37 @@ texel(uint64_t key, uint32_t size, uint32_t x, uint32_t y, uint8_t rgb[3])
     }
 }
 
+static int
+write_constant(const char *dir, uint32_t size, float v)
+{
+    char      err[TEX_ERR_LEN], path[4096];
+    tex_image img;
+    if (tex_image_alloc(&img, size, size / 2, 3, TEX_TYPE_FLOAT, err) != TEX_OK) {
+        fprintf(stderr, "texgen: %s\n", err);
+        return 1;
+    }
+    for (size_t i = 0; i < (size_t)size * (size / 2) * 3; i++)
+        ((float *)img.pixels)[i] = v;
+    snprintf(path, sizeof path, "%s/constant.exr", dir);
+    tex_result r = tex_exr_write_scanline(path, &img, NULL, 0, err);
+    tex_image_free(&img);
+    if (r != TEX_OK) {
+        fprintf(stderr, "texgen: %s: %s\n", path, err);
+        return 1;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"count", required_argument, NULL, 'n'},
-                                             {"size", required_argument, NULL, 's'},
-                                             {"seed", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    long                       count = 16, size = 1024, seed = 1;
-    int                        c;
+    static const struct option longopts[] = {
+        {"count", required_argument, NULL, 'n'}, {"size", required_argument, NULL, 's'},
+        {"seed", required_argument, NULL, 'k'},  {"constant", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    long   count = 16, size = 1024, seed = 1;
+    double constant = -1;
+    int    c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
@@ -69,6 +94,13 @@ main(int argc, char **argv)
             break;
         case 'k':
             seed = strtol(optarg, &end, 10);
+            break;
+        case 'c':
+            constant = strtod(optarg, &end);
+            if (!(constant >= 0) || *end) {
+                fprintf(stderr, "texgen: --constant: '%s' is not a value >= 0\n", optarg);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -91,6 +123,8 @@ main(int argc, char **argv)
         fprintf(stderr, "texgen: %s: cannot create: %s\n", dir, strerror(errno));
         return 1;
     }
+    if (constant >= 0)
+        return write_constant(dir, (uint32_t)size, (float)constant);
     for (long i = 0; i < count; i++) {
         char      err[TEX_ERR_LEN], path[4096];
         tex_image img;

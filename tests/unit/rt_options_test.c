@@ -126,6 +126,8 @@ case_defaults(const char *arg)
     CHECK_EQ_INT(o.open, RT_OPEN_UPFRONT);
     CHECK_EQ_INT(o.lock, USTR_LOCK_DEFAULT);
     CHECK_EQ_INT(o.integrator, RT_INTEGRATOR_EYELIGHT);
+    CHECK_EQ_INT(o.max_depth, 8);
+    CHECK_EQ_PTR(o.envmap, NULL);
     CHECK_EQ_U64(o.max_memory_mb, 0);
     CHECK(!o.has_camera_pos && !o.has_look_at && !o.has_fov);
     CHECK(o.exposure == 0.0f);
@@ -151,6 +153,8 @@ check_all(const rt_options *o)
     CHECK_EQ_INT(o->open, RT_OPEN_LAZY);
     CHECK_EQ_INT(o->lock, USTR_LOCK_SHARDED);
     CHECK_EQ_INT(o->integrator, RT_INTEGRATOR_AO);
+    CHECK_EQ_INT(o->max_depth, 3);
+    CHECK_EQ_STR(o->envmap, "sky.exr");
     CHECK_EQ_U64(o->max_memory_mb, 256);
     CHECK(o->has_camera_pos && o->has_look_at && o->has_fov);
     CHECK(o->camera_pos[0] == 1.0f && o->camera_pos[1] == -2.5f && o->camera_pos[2] == 3e2f);
@@ -170,9 +174,9 @@ case_equals_form(const char *arg)
     parse_ok(WORDS("--threads=24", "--output=out.PNG", "--resolution=320x200", "--spp=16",
                    "--tile=8", "--seed=18446744073709551615", "--bypass-texture", "--intern=once",
                    "--open-textures=lazy", "--ustring-lock=sharded", "--integrator=ao",
-                   "--max-memory-mb=256", "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1",
-                   "--fov=45.5", "--exposure=-1.5", "--stats", "--stats-json=stats.json", "--quiet",
-                   "s.obj"),
+                   "--max-depth=3", "--envmap=sky.exr", "--max-memory-mb=256",
+                   "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1", "--fov=45.5", "--exposure=-1.5",
+                   "--stats", "--stats-json=stats.json", "--quiet", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -187,9 +191,10 @@ case_space_form(const char *arg)
     parse_ok(WORDS("--threads", "24", "--output", "out.PNG", "--resolution", "320", "200", "--spp",
                    "16", "--tile", "8", "--seed", "18446744073709551615", "--bypass-texture",
                    "--intern", "once", "--open-textures", "lazy", "--ustring-lock", "sharded",
-                   "--integrator", "ao", "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2",
-                   "--look-at", "0,0.5,-1", "--fov", "45.5", "--exposure", "-1.5", "--stats",
-                   "--stats-json", "stats.json", "--quiet", "s.obj"),
+                   "--integrator", "ao", "--max-depth", "3", "--envmap", "sky.exr",
+                   "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2", "--look-at", "0,0.5,-1",
+                   "--fov", "45.5", "--exposure", "-1.5", "--stats", "--stats-json", "stats.json",
+                   "--quiet", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -202,7 +207,8 @@ case_space_form(const char *arg)
                        {"normal", RT_INTEGRATOR_NORMAL},
                        {"uv", RT_INTEGRATOR_UV},
                        {"albedo", RT_INTEGRATOR_ALBEDO},
-                       {"ao", RT_INTEGRATOR_AO}};
+                       {"ao", RT_INTEGRATOR_AO},
+                       {"path", RT_INTEGRATOR_PATH}};
     for (size_t i = 0; i < sizeof integrators / sizeof *integrators; i++) {
         parse_ok(WORDS("--integrator", integrators[i].value, "s"), &o, &a);
         CHECK_EQ_INT(o.integrator, integrators[i].integrator);
@@ -347,6 +353,8 @@ case_help(const char *arg)
                                             "--open-textures",
                                             "--ustring-lock",
                                             "--integrator",
+                                            "--max-depth",
+                                            "--envmap",
                                             "--max-memory-mb",
                                             "--camera-pos",
                                             "--look-at",
@@ -427,7 +435,10 @@ static const bad_input bad_inputs[] = {
     {"intern_bad", WORDS("--intern", "twice", "s"), {"--intern", "'twice'"}},
     {"open_bad", WORDS("--open-textures=eager", "s"), {"--open-textures", "'eager'"}},
     {"lock_bad", WORDS("--ustring-lock=futex", "s"), {"--ustring-lock", "'futex'"}},
-    {"integrator_bad", WORDS("--integrator", "path", "s"), {"--integrator", "'path'"}},
+    {"integrator_bad", WORDS("--integrator", "whitted", "s"), {"--integrator", "'whitted'"}},
+    {"max_depth_word", WORDS("--max-depth", "deep", "s"), {"--max-depth", "'deep'"}},
+    {"max_depth_huge", WORDS("--max-depth=1025", "s"), {"--max-depth", "'1025'"}},
+    {"envmap_empty", WORDS("--envmap=", "s"), {"--envmap"}},
     {"bypass_and_early_out",
      WORDS("--early-out", "--bypass-texture", "s"),
      {"--bypass-texture", "--early-out"}},

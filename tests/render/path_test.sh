@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The path tracer against what must be true: white furnaces, a point light's
+# analytic irradiance, the three light-sampling strategies agreeing (and MIS
+# the least noisy), error falling with samples, and the image independent of
+# threads and tiles. Scenes are written here (OBJ, Collada, a constant EXR).
+set -u
+render=$1 imgstat=$2 texgen=$3 case_=$4
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# field NAME LINE: the first number of imgstat's NAME=R,G,B.
+field() { sed -n "s/.* $1=\([^,]*\),.*/\1/p" <<<"$2"; }
+# near A B TOL: |A - B| <= TOL.
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# sphere NAME KD KS NS [MTL-LINES]: a UV sphere of radius 1 at the origin.
+sphere() {
+    printf 'newmtl m\nKd %s %s %s\nKs %s %s %s\nNs %s\n%s' "$2" "$2" "$2" "$3" "$3" "$3" "$4" "${5:-}" \
+        >"$tmp/$1.mtl"
+    awk -v mtl="$1.mtl" 'BEGIN { pi = 3.14159265358979; nu = 96; nv = 48
+      print "mtllib " mtl; print "usemtl m"
+      for (j = 0; j <= nv; j++) for (i = 0; i <= nu; i++) {
+        th = pi * j / nv; ph = 2 * pi * i / nu
+        x = sin(th) * cos(ph); y = cos(th); z = sin(th) * sin(ph)
+        printf "v %.6f %.6f %.6f\nvn %.6f %.6f %.6f\n", x, y, z, x, y, z }
+      for (j = 0; j < nv; j++) for (i = 0; i < nu; i++) {
+        a = j * (nu + 1) + i + 1; b = a + 1; c = a + nu + 1; d = c + 1
+        printf "f %d//%d %d//%d %d//%d\nf %d//%d %d//%d %d//%d\n", a, a, c, c, b, b, b, b, c, c, d, d }
+    }' >"$tmp/$1.obj"
+}
+
+# A ground of two halves (diffuse, glossy metal) under an emissive quad.
+lit_scene() {
+    cat >"$tmp/lit.mtl" <<'MTL'
+newmtl matte
+Kd 0.5 0.5 0.5
+Ks 0 0 0
+newmtl gloss
+Kd 0.9 0.9 0.9
+Ks 1 1 1
+Pm 1
+Pr 0.4
+newmtl lamp
+Kd 0 0 0
+Ks 0 0 0
+Ke 4 4 4
+MTL
+    cat >"$tmp/lit.obj" <<'OBJ'
+mtllib lit.mtl
+v -4 0 -4
+v -4 0 4
+v 0 0 4
+v 0 0 -4
+v 4 0 4
+v 4 0 -4
+v -1.5 2 -1.5
+v 1.5 2 -1.5
+v 1.5 2 1.5
+v -1.5 2 1.5
+vn 0 1 0
+vn 0 -1 0
+usemtl matte
+f 1//1 2//1 3//1
+f 1//1 3//1 4//1
+usemtl gloss
+f 4//1 3//1 5//1
+f 4//1 5//1 6//1
+usemtl lamp
+f 7//2 8//2 9//2
+f 7//2 9//2 10//2
+OBJ
+}
+lit() { # spp strategy out
+    "$render" --quiet -t 2 -r 32 24 --integrator path --spp "$1" --light-sampling "$2" \
+        --camera-pos 0,5,6 --look-at 0,0,0 --fov 50 -o "$3" "$tmp/lit.obj" || fail "lit $2: exit $?"
+}
+
+case $case_ in
+furnace)
+    # Inside a uniform white environment a white object is invisible: every
+    # bounce returns all the light, at every roughness and metallic; with
+    # albedo 0.5 (plain Lambert), half.
+    "$texgen" --constant 1 --size 64 "$tmp" >/dev/null || fail texgen
+    sphere white 1 0 10
+    sphere grey 0.5 0 10
+    for r in 0.1 0.5 1.0; do sphere "metal$r" 1 1 10 "Pm 1
+Pr $r
+"; done
+    sphere gloss 1 1 10 "Pm 0
+Pr 0.3
+"
+    for s in white:1 grey:0.5 metal0.1:1 metal0.5:1 metal1.0:1 gloss:1; do
+        name=${s%%:*} want=${s#*:}
+        "$render" --quiet -t 2 -r 32 32 --spp 64 --integrator path --envmap "$tmp/constant.exr" \
+            --camera-pos 0,0,4 --look-at 0,0,0 --fov 30 -o "$tmp/$name.exr" "$tmp/$name.obj" ||
+            fail "$name: exit $?"
+        out=$("$imgstat" --window 10,10,22,22 "$tmp/$name.exr")
+        mean=$(field mean "$out")
+        near "$mean" "$want" 0.01 || fail "$name: furnace mean $mean, want $want ($out)"
+    done
+    ;;
+point_light)
+    # A Lambertian plane (albedo 0.5) under a point light of 20 cd at height
+    # 2: L = 0.5 / pi * 20 * h / (h^2 + r^2)^1.5, checked at pixel centres
+    # along the middle row (one sample per pixel is its centre).
+    cat >"$tmp/plane.dae" <<'DAE'
+<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="meter" meter="1"/><up_axis>Y_UP</up_axis></asset>
+  <library_lights><light id="lamp"><technique_common><point><color>20 20 20</color>
+    <constant_attenuation>1</constant_attenuation></point></technique_common></light></library_lights>
+  <library_effects><effect id="fx"><profile_COMMON><technique sid="common"><phong>
+    <diffuse><color>0.5 0.5 0.5 1</color></diffuse><specular><color>0 0 0 1</color></specular>
+  </phong></technique></profile_COMMON></effect></library_effects>
+  <library_materials><material id="grey"><instance_effect url="#fx"/></material></library_materials>
+  <library_geometries><geometry id="plane"><mesh>
+    <source id="p"><float_array id="pa" count="12">-10 0 -10 10 0 -10 10 0 10 -10 0 10</float_array>
+      <technique_common><accessor source="#pa" count="4" stride="3"><param name="X" type="float"/>
+      <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
+    <source id="n"><float_array id="na" count="3">0 1 0</float_array>
+      <technique_common><accessor source="#na" count="1" stride="3"><param name="X" type="float"/>
+      <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <triangles material="grey" count="2"><input semantic="VERTEX" source="#v" offset="0"/>
+      <input semantic="NORMAL" source="#n" offset="1"/><p>0 0 2 0 1 0 0 0 3 0 2 0</p></triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s">
+    <node id="ground"><instance_geometry url="#plane"><bind_material><technique_common>
+      <instance_material symbol="grey" target="#grey"/></technique_common></bind_material></instance_geometry></node>
+    <node id="lampnode"><translate>0 2 0</translate><instance_light url="#lamp"/></node>
+  </visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>
+DAE
+    "$render" --quiet -t 2 -r 65 65 --integrator path --camera-pos 0,10,0 --look-at 0,0,0 \
+        --fov 60 -o "$tmp/plane.exr" "$tmp/plane.dae" || fail "exit $?"
+    for x in 32 36 40 48 56; do
+        got=$(field mean "$("$imgstat" --window $x,32,$((x + 1)),33 "$tmp/plane.exr")")
+        want=$(awk -v x=$x 'BEGIN { t = sin(3.14159265358979 / 6) / cos(3.14159265358979 / 6)
+            r = 10 * (2 * (x + 0.5) / 65 - 1) * t; h = 2
+            printf "%.6f", 0.5 / 3.14159265358979 * 20 * h / (h * h + r * r) ^ 1.5 }')
+        near "$got" "$want" "$(awk -v w="$want" 'BEGIN { print 0.003 * w }')" ||
+            fail "pixel $x,32: $got, analytic $want"
+    done
+    ;;
+mis)
+    # Light sampling, BSDF sampling and their combination converge to the
+    # same image; MIS is the closest at equal samples on a scene that has
+    # both a matte and a glossy half.
+    lit_scene
+    lit 1024 mis "$tmp/ref.exr"
+    ref_mean=$(field mean "$("$imgstat" "$tmp/ref.exr")")
+    for s in mis light bsdf; do
+        # The mean at enough samples that a strategy's rare large samples
+        # (light sampling of the glossy half) are in it; the error at few.
+        lit 256 $s "$tmp/$s.exr"
+        mean=$(field mean "$("$imgstat" "$tmp/$s.exr")")
+        near "$mean" "$ref_mean" "$(awk -v m="$ref_mean" 'BEGIN { print 0.02 * m }')" ||
+            fail "$s: mean $mean, reference $ref_mean"
+        lit 16 $s "$tmp/$s.exr"
+        eval "rmse_$s=$(field rmse "$("$imgstat" "$tmp/$s.exr" "$tmp/ref.exr")")"
+    done
+    # shellcheck disable=SC2154
+    awk -v m="$rmse_mis" -v l="$rmse_light" -v b="$rmse_bsdf" 'BEGIN { exit !(m < l && m < b) }' ||
+        fail "MIS is not the least noisy: rmse mis $rmse_mis, light $rmse_light, bsdf $rmse_bsdf"
+    ;;
+convergence)
+    # The error against a high-sample reference falls at least as fast as
+    # 1 / sqrt(spp): 16 times the samples, at least 3 times less error.
+    lit_scene
+    lit 2048 mis "$tmp/ref.exr"
+    lit 4 mis "$tmp/a.exr"
+    lit 64 mis "$tmp/b.exr"
+    ea=$(field rmse "$("$imgstat" "$tmp/a.exr" "$tmp/ref.exr")")
+    eb=$(field rmse "$("$imgstat" "$tmp/b.exr" "$tmp/ref.exr")")
+    awk -v a="$ea" -v b="$eb" 'BEGIN { exit !(b > 0 && a / b >= 3) }' ||
+        fail "error at 4 spp $ea, at 64 spp $eb: not falling as 1/sqrt(spp)"
+    ;;
+determinism)
+    lit_scene
+    "$render" --quiet -t 1 -r 32 24 --integrator path --spp 4 -o "$tmp/t1.exr" "$tmp/lit.obj" ||
+        fail "-t 1"
+    for args in "-t 2" "-t 7 --tile 5" "-t 3 --tile 16"; do
+        # shellcheck disable=SC2086
+        "$render" --quiet $args -r 32 24 --integrator path --spp 4 -o "$tmp/t.exr" "$tmp/lit.obj" ||
+            fail "$args"
+        out=$("$imgstat" "$tmp/t.exr" "$tmp/t1.exr")
+        [ "$(field rmse "$out")" = 0 ] || fail "'$args' differs from -t 1: $out"
+    done
+    ;;
+*)
+    fail "no case $case_"
+    ;;
+esac
+echo "ok $case_"

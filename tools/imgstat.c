@@ -1,0 +1,146 @@
+/* imgstat: the statistics of an image (PNG, JPEG or EXR) over a window, in
+ * linear light, and its error against a reference: what convergence and
+ * white-furnace tests check, and a quick look at a render's levels.
+ *
+ *   imgstat [--window X0,Y0,X1,Y1] IMAGE [REFERENCE]
+ *
+ * Prints one line, per channel R,G,B (alpha left out):
+ *   imgstat pixels=N mean=R,G,B sd=R,G,B min=R,G,B max=R,G,B [rmse=R,G,B]
+ * The window is half-open, [X0, X1) x [Y0, Y1), in pixels from the top
+ * left (default: the whole image). Exit 0; 1 when a file cannot be read or
+ * the sizes differ (one line naming the file); 2 on a bad command line. */
+#include "tex_image.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: imgstat [--window X0,Y0,X1,Y1] IMAGE [REFERENCE]\n"
+          "  --window X0,Y0,X1,Y1  pixels [X0, X1) x [Y0, Y1) only (default: all)\n",
+          f);
+}
+
+/* Reads an image as linear float RGBA-or-less. */
+static bool
+read_linear(const char *path, tex_image *out)
+{
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    if (tex_image_read(path, &img, err) != TEX_OK ||
+        tex_image_convert(&img, TEX_TYPE_FLOAT, false, out, err) != TEX_OK) {
+        fprintf(stderr, "imgstat: %s: %s\n", path, err);
+        tex_image_free(&img);
+        return false;
+    }
+    tex_image_free(&img);
+    return true;
+}
+
+/* Channel c of pixel i: grey images give their value for R, G and B. */
+static double
+channel(const tex_image *img, size_t i, int c)
+{
+    uint32_t nc = img->nchannels;
+    return ((const float *)img->pixels)[i * nc + (nc <= 2 ? 0 : (uint32_t)c)];
+}
+
+static void
+print3(const char *name, const double v[3])
+{
+    printf(" %s=%.6g,%.6g,%.6g", name, v[0], v[1], v[2]);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"window", required_argument, NULL, 'w'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    long                       win[4] = {0, 0, -1, -1};
+    int                        c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'w': {
+            char *end;
+            char *p = optarg;
+            for (int k = 0; k < 4; k++) {
+                win[k] = strtol(p, &end, 10);
+                if (end == p || win[k] < 0 || *end != (k < 3 ? ',' : '\0')) {
+                    fprintf(stderr, "imgstat: --window: '%s' is not X0,Y0,X1,Y1\n", optarg);
+                    return 2;
+                }
+                p = end + 1;
+            }
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - optind < 1 || argc - optind > 2) {
+        usage(stderr);
+        return 2;
+    }
+    tex_image img, ref;
+    bool      have_ref = argc - optind == 2;
+    if (!read_linear(argv[optind], &img))
+        return 1;
+    if (have_ref && !read_linear(argv[optind + 1], &ref)) {
+        tex_image_free(&img);
+        return 1;
+    }
+    if (have_ref && (ref.width != img.width || ref.height != img.height)) {
+        fprintf(stderr, "imgstat: %s: %ux%u, but %s is %ux%u\n", argv[optind + 1], ref.width,
+                ref.height, argv[optind], img.width, img.height);
+        return 1;
+    }
+    long x1 = win[2] < 0 || win[2] > (long)img.width ? (long)img.width : win[2];
+    long y1 = win[3] < 0 || win[3] > (long)img.height ? (long)img.height : win[3];
+    if (win[0] >= x1 || win[1] >= y1) {
+        fprintf(stderr, "imgstat: --window: empty within %ux%u\n", img.width, img.height);
+        return 2;
+    }
+    double sum[3] = {0}, sq[3] = {0}, lo[3] = {INFINITY, INFINITY, INFINITY},
+           hi[3] = {-INFINITY, -INFINITY, -INFINITY}, err2[3] = {0};
+    size_t n = 0;
+    for (long y = win[1]; y < y1; y++) {
+        for (long x = win[0]; x < x1; x++, n++) {
+            size_t i = (size_t)y * img.width + (size_t)x;
+            for (int k = 0; k < 3; k++) {
+                double v = channel(&img, i, k);
+                sum[k] += v, sq[k] += v * v;
+                lo[k] = v < lo[k] ? v : lo[k];
+                hi[k] = v > hi[k] ? v : hi[k];
+                if (have_ref) {
+                    double d = v - channel(&ref, i, k);
+                    err2[k] += d * d;
+                }
+            }
+        }
+    }
+    double mean[3], sd[3], rmse[3];
+    for (int k = 0; k < 3; k++) {
+        mean[k] = sum[k] / (double)n;
+        double var = sq[k] / (double)n - mean[k] * mean[k];
+        sd[k] = var > 0 ? sqrt(var) : 0;
+        rmse[k] = sqrt(err2[k] / (double)n);
+    }
+    printf("imgstat pixels=%zu", n);
+    print3("mean", mean), print3("sd", sd), print3("min", lo), print3("max", hi);
+    if (have_ref)
+        print3("rmse", rmse);
+    putchar('\n');
+    tex_image_free(&img);
+    if (have_ref)
+        tex_image_free(&ref);
+    return 0;
+}
