@@ -36,8 +36,8 @@ bsdf_weight(const rt__worker *w, float pdf_b, float pdf_l)
 static bool
 trace(rt__worker *w, v3 org, v3 dir, float tnear, struct RTCRayHit *rh)
 {
-    struct RTCIntersectContext ctx;
-    rtcInitIntersectContext(&ctx);
+    rt__ray_ctx ctx;
+    rt__ray_ctx_init(&ctx, w);
     *rh = (struct RTCRayHit){.ray = {.org_x = org.x,
                                      .org_y = org.y,
                                      .org_z = org.z,
@@ -48,7 +48,7 @@ trace(rt__worker *w, v3 org, v3 dir, float tnear, struct RTCRayHit *rh)
                                      .tfar = INFINITY,
                                      .mask = UINT32_MAX},
                              .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
-    rtcIntersect1(w->rtc, &ctx, rh);
+    rtcIntersect1(w->rtc, &ctx.rtc, rh);
     w->st->rays++;
     return rh->hit.geomID != RTC_INVALID_GEOMETRY_ID;
 }
@@ -57,8 +57,8 @@ trace(rt__worker *w, v3 org, v3 dir, float tnear, struct RTCRayHit *rh)
 static bool
 occluded(rt__worker *w, v3 org, v3 dir, float tnear, float tfar)
 {
-    struct RTCIntersectContext ctx;
-    rtcInitIntersectContext(&ctx);
+    rt__ray_ctx ctx;
+    rt__ray_ctx_init(&ctx, w);
     struct RTCRay ray = {.org_x = org.x,
                          .org_y = org.y,
                          .org_z = org.z,
@@ -68,7 +68,7 @@ occluded(rt__worker *w, v3 org, v3 dir, float tnear, float tfar)
                          .tnear = tnear,
                          .tfar = tfar,
                          .mask = UINT32_MAX};
-    rtcOccluded1(w->rtc, &ctx, &ray);
+    rtcOccluded1(w->rtc, &ctx.rtc, &ray);
     w->st->rays++;
     return ray.tfar < 0;
 }

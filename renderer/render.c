@@ -113,6 +113,8 @@ bvh_build(const rt_scene *s, bvh *b, char err[RT_ERR_LEN])
     rtcCommitGeometry(g);
     rtcAttachGeometry(b->scene, g);
     rtcReleaseGeometry(g);
+    if (rt__scene_has_cutouts(s)) /* alpha_filter() rides on each trace's context */
+        rtcSetSceneFlags(b->scene, RTC_SCENE_FLAG_CONTEXT_FILTER_FUNCTION);
     rtcCommitScene(b->scene);
     if (rtcGetDeviceError(b->device) != RTC_ERROR_NONE) {
         snprintf(err, RT_ERR_LEN, "Embree could not build the BVH");
@@ -262,11 +264,11 @@ shade(rt__worker *w, const rt__hit *h, v3 dir, uint64_t *rng, float rgb[3])
         v3  b = v3_cross(ng, t);
         int open = 0;
         for (int i = 0; i < AO_RAYS; i++) {
-            float r1 = rnd(rng), r2 = rnd(rng), r = sqrtf(r1), phi = 2 * RT_PI_F * r2;
-            v3    d3 = v3_add(v3_add(v3_mul(t, r * cosf(phi)), v3_mul(b, r * sinf(phi))),
-                              v3_mul(ng, sqrtf(1 - r1)));
-            struct RTCIntersectContext ctx;
-            rtcInitIntersectContext(&ctx);
+            float       r1 = rnd(rng), r2 = rnd(rng), r = sqrtf(r1), phi = 2 * RT_PI_F * r2;
+            v3          d3 = v3_add(v3_add(v3_mul(t, r * cosf(phi)), v3_mul(b, r * sinf(phi))),
+                                    v3_mul(ng, sqrtf(1 - r1)));
+            rt__ray_ctx ctx;
+            rt__ray_ctx_init(&ctx, w);
             struct RTCRay ray = {.org_x = h->p.x,
                                  .org_y = h->p.y,
                                  .org_z = h->p.z,
@@ -276,7 +278,7 @@ shade(rt__worker *w, const rt__hit *h, v3 dir, uint64_t *rng, float rgb[3])
                                  .tnear = 0.5e-4f * w->scene_radius,
                                  .tfar = 0.5f * w->scene_radius,
                                  .mask = UINT32_MAX};
-            rtcOccluded1(w->rtc, &ctx, &ray);
+            rtcOccluded1(w->rtc, &ctx.rtc, &ray);
             w->st->rays++;
             open += ray.tfar >= 0;
         }
@@ -304,10 +306,10 @@ render_pixel(rt__worker *w, uint32_t px, uint32_t py)
     uint64_t rng = random ? mix64(o->seed ^ mix64(((uint64_t)py << 32) | px)) : 0;
     float    sum[4] = {0, 0, 0, 0};
     for (unsigned s = 0; s < o->spp; s++) {
-        float sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
-        v3    ray = view_ray(w->v, o, (float)px + sx, (float)py + sy), dir = v3_norm(ray);
-        struct RTCIntersectContext ctx;
-        rtcInitIntersectContext(&ctx);
+        float       sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
+        v3          ray = view_ray(w->v, o, (float)px + sx, (float)py + sy), dir = v3_norm(ray);
+        rt__ray_ctx ctx;
+        rt__ray_ctx_init(&ctx, w);
         struct RTCRayHit rh = {.ray = {.org_x = w->v->origin.x,
                                        .org_y = w->v->origin.y,
                                        .org_z = w->v->origin.z,
@@ -317,7 +319,7 @@ render_pixel(rt__worker *w, uint32_t px, uint32_t py)
                                        .tfar = INFINITY,
                                        .mask = UINT32_MAX},
                                .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
-        rtcIntersect1(w->rtc, &ctx, &rh);
+        rtcIntersect1(w->rtc, &ctx.rtc, &rh);
         w->st->rays++;
         if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID)
             continue;
@@ -477,6 +479,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
                             .tiles_x = jb->tiles_x,
                             .ntiles = jb->ntiles,
                             .scene_radius = 0.5f * sqrtf(v3_dot(diag, diag)),
+                            .cutouts = rt__scene_has_cutouts(scene),
                             .st = &stats->per_thread[i]};
         if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
             break;

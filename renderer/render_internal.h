@@ -50,6 +50,7 @@ typedef struct rt__worker {
     const uint8_t      *needs; /* rt__material_needs() per material */
     uint32_t            nopens, tiles_x, ntiles;
     float               scene_radius; /* half the bounds' diagonal: ray offsets, AO reach */
+    bool                cutouts;      /* some material cuts out by alpha: filter hits */
     rt_thread_stats    *st;
     tex_thread         *tc;
     pthread_t           thread;
@@ -63,6 +64,18 @@ typedef struct rt__hit {
     float              duv[2][4]; /* du/dx, dv/dx, du/dy, dv/dy per set */
     const rt_material *m;
 } rt__hit;
+
+/* The context of every trace of a render: Embree sees the first member;
+ * the alpha filter finds the worker behind it. */
+typedef struct rt__ray_ctx {
+    struct RTCIntersectContext rtc;
+    rt__worker                *w;
+} rt__ray_ctx;
+void rt__ray_ctx_init(rt__ray_ctx *c, rt__worker *w);
+
+/* Whether any material cuts out by alpha (glTF MASK, OBJ map_d): then the
+ * BVH enables context filters and traces pass rt__alpha_filter(). */
+bool rt__scene_has_cutouts(const rt_scene *s);
 
 /* What shading a hit reads beyond its normal (rt__material_needs()). */
 enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4 };

@@ -226,3 +226,56 @@ rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3])
     rt__slot_eval_wrap(w, &slot, (float[2]){s, t}, &d, one, out, TEX_WRAP_PERIODIC, TEX_WRAP_CLAMP);
     memcpy(rgb, out, 3 * sizeof(float));
 }
+
+/* ---- alpha cut-outs ---- */
+
+bool
+rt__scene_has_cutouts(const rt_scene *s)
+{
+    for (uint32_t m = 0; m < s->nmaterials; m++)
+        if (s->materials[m].alpha_cutoff >= 0)
+            return true;
+    return false;
+}
+
+/* Whether the surface is there at (b1, b2) of `prim`: its alpha (the base
+ * colour's, times an OBJ map_d's opacity) reaches the cutoff. Looked up like
+ * any slot, at the finest level. */
+static bool
+alpha_passes(rt__worker *w, uint32_t prim, float b1, float b2)
+{
+    const rt_material *m = &w->s->materials[w->s->material[prim]];
+    if (m->alpha_cutoff < 0)
+        return true;
+    rt__hit h;
+    rt__hit_fill(w->s, prim, b1, b2, RT__NEED_UV0 | RT__NEED_UV1, &h);
+    tex_derivs             d = {0, 0, 0, 0};
+    float                  base[4], opacity[4];
+    const rt_texture_slot *bs = &m->slots[RT_SLOT_BASE_COLOR], *os = &m->slots[RT_SLOT_OPACITY];
+    rt__slot_eval(w, bs, h.uv[bs->uv & 1], &d, m->base_color, base);
+    rt__slot_eval(w, os, h.uv[os->uv & 1], &d, one, opacity);
+    return base[3] * opacity[0] >= m->alpha_cutoff;
+}
+
+/* Embree's context filter: rejects hits where the surface is cut out.
+ * Layout of RTCHitN (rtcore_ray.h): N each of Ng x, y, z, u, v, primID. */
+static void
+alpha_filter(const struct RTCFilterFunctionNArguments *args)
+{
+    const rt__ray_ctx *c = (const rt__ray_ctx *)(const void *)args->context;
+    const float       *f = (const float *)(const void *)args->hit;
+    const unsigned    *u = (const unsigned *)(const void *)args->hit;
+    unsigned           n = args->N;
+    for (unsigned i = 0; i < n; i++)
+        if (args->valid[i] && !alpha_passes(c->w, u[5 * n + i], f[3 * n + i], f[4 * n + i]))
+            args->valid[i] = 0;
+}
+
+void
+rt__ray_ctx_init(rt__ray_ctx *c, rt__worker *w)
+{
+    rtcInitIntersectContext(&c->rtc);
+    c->w = w;
+    if (w->cutouts)
+        c->rtc.filter = alpha_filter;
+}

@@ -87,6 +87,60 @@ exact_command)
         fail "PLY: exit $?"
     [ "$(json shading_points "$tmp/ply.json")" -gt 0 ] || fail "PLY: nothing hit"
     ;;
+cutout)
+    # An OBJ map_d cuts its surface out where the map is under 0.5, for
+    # camera rays and shadow rays alike: a red quad in front of a white one,
+    # with an opacity map of 0 (gone) and of 1 (there).
+    for v in 0 1; do
+        mkdir -p "$tmp/o$v"
+        "$texgen" --constant $v --size 16 "$tmp/o$v" >/dev/null || fail texgen
+        cat >"$tmp/cut$v.mtl" <<MTL
+newmtl front
+Kd 1 0 0
+map_d o$v/constant.exr
+newmtl back
+Kd 1 1 1
+MTL
+        cat >"$tmp/cut$v.obj" <<OBJ
+mtllib cut$v.mtl
+v -1 -1 0
+v 1 -1 0
+v 1 1 0
+v -1 1 0
+v -3 -3 -2
+v 3 -3 -2
+v 3 3 -2
+v -3 3 -2
+vt 0 0
+vt 1 0
+vt 1 1
+vt 0 1
+usemtl front
+f 1/1 2/2 3/3
+f 1/1 3/3 4/4
+usemtl back
+f 5/1 6/2 7/3
+f 5/1 7/3 8/4
+OBJ
+        for integrator in albedo path; do
+            "$render" --quiet -t 2 -r 17 17 --integrator $integrator --camera-pos 0,0,5 \
+                --look-at 0,0,0 --fov 20 -o "$tmp/cut$v-$integrator.png" "$tmp/cut$v.obj" ||
+                fail "cut$v $integrator: exit $?"
+        done
+    done
+    # Cut out, the front quad is as good as absent, to camera and shadow
+    # rays: the images equal those of the back quad alone. Kept, it shows.
+    sed -n '/^v\|^vt\|^mtllib/p; /^usemtl back/,$p' "$tmp/cut0.obj" >"$tmp/back.obj"
+    for integrator in albedo path; do
+        "$render" --quiet -t 2 -r 17 17 --integrator $integrator --camera-pos 0,0,5 --look-at 0,0,0 \
+            --fov 20 -o "$tmp/back-$integrator.png" "$tmp/back.obj" || fail "back: exit $?"
+        "$imgdiff" --tolerance 0.01 "$tmp/back-$integrator.png" "$tmp/cut0-$integrator.png" \
+            >/dev/null ||
+            fail "$integrator: the cut-out quad still shows"
+        "$imgdiff" --tolerance 0.01 "$tmp/back-$integrator.png" "$tmp/cut1-$integrator.png" \
+            >/dev/null && fail "$integrator: the opaque quad does not show"
+    done
+    ;;
 missing_texture)
     for open in upfront lazy; do
         err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||
