@@ -130,7 +130,10 @@ env_build(rt_lights *l, const rt_env_grid *g, double *avg)
         sum += rows[j];
         solid += sin_t * g->w;
     }
-    ok = ok && cdf_build(rows, g->h, l->row_cdf);
+    /* A black environment (every cell 0) is a light with no power: weight 0,
+     * so never chosen, and density 0; only an allocation fails here. */
+    if (ok && !cdf_build(rows, g->h, l->row_cdf))
+        memset(l->row_cdf, 0, (g->h + 1) * sizeof *l->row_cdf);
     *avg = ok ? sum / solid : 0;
     free(rows), free(cells);
     return ok;

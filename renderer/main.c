@@ -113,6 +113,12 @@ main(int argc, char **argv)
         fprintf(stderr, "render: %s: %s\n", out, err);
         return 1;
     }
+    /* A map named on the command line that is not there is a mistake to
+     * report now, not a texture to draw with the fill colour. */
+    if (o.envmap && access(o.envmap, R_OK) != 0) {
+        fprintf(stderr, "render: --envmap %s: cannot open: %s\n", o.envmap, strerror(errno));
+        return 1;
+    }
 
     ustr_table *strings;
     if (ustr_table_create(&(ustr_config){.lock = o.lock}, &strings) != USTR_OK) {

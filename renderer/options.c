@@ -24,6 +24,7 @@
 #define RT_DEFAULT_WIDTH     640
 #define RT_DEFAULT_HEIGHT    480
 #define RT_DEFAULT_SPP       1
+#define RT_DEFAULT_PATH_SPP  16
 #define RT_DEFAULT_TILE      32
 #define RT_DEFAULT_TEX_CACHE 1024 /* texture.h: max_memory_mb 0 means 1024 */
 
@@ -37,7 +38,8 @@ rt_options_usage(FILE *f)
           "                          (default " RT_DEFAULT_OUTPUT ")\n"
           "  -r, --resolution W H    image size, also WxH (default 640 480; at most 16384\n"
           "                          a side)\n"
-          "      --spp N             samples per pixel (default 1; at most 65536)\n"
+          "      --spp N             samples per pixel (default 16 with path, 1 with the\n"
+          "                          others; at most 65536)\n"
           "      --tile N            tile edge in pixels (default 32)\n"
           "      --seed N            seed of the sampling (default 0)\n"
           "      --bypass-texture    each texture lookup interns its filename, then returns\n"
@@ -51,8 +53,8 @@ rt_options_usage(FILE *f)
           "                          first lookup (default upfront)\n"
           "      --ustring-lock L    mutex, spin, rwspin, sharded, lockfree or default\n"
           "                          (default: default, which is lockfree)\n"
-          "      --integrator I      eyelight, normal, uv, albedo, ao or path (default\n"
-          "                          eyelight)\n"
+          "      --integrator I      path, eyelight, normal, uv, albedo or ao (default\n"
+          "                          path)\n"
           "      --max-depth N       bounces of a path (path; default 8, at most 1024)\n"
           "      --envmap FILE       lat-long environment map, EXR or PNG, +y up (path;\n"
           "                          default none: black)\n"
@@ -291,12 +293,12 @@ rt_options_parse(int argc, char **argv, rt_options *o)
         .threads = hardware_threads(),
         .width = RT_DEFAULT_WIDTH,
         .height = RT_DEFAULT_HEIGHT,
-        .spp = RT_DEFAULT_SPP,
+        .spp = 0, /* the integrator's default, below */
         .tile = RT_DEFAULT_TILE,
         .texture_mode = RT_TEXTURE_FULL,
         .intern = RT_INTERN_PER_LOOKUP,
         .lock = USTR_LOCK_DEFAULT,
-        .integrator = RT_INTEGRATOR_EYELIGHT,
+        .integrator = RT_INTEGRATOR_PATH,
         .max_depth = 8,
     };
     bool bypass = false, early_out = false;
@@ -498,6 +500,8 @@ rt_options_parse(int argc, char **argv, rt_options *o)
     o->texture_mode = bypass      ? RT_TEXTURE_BYPASS
                       : early_out ? RT_TEXTURE_EARLY_OUT
                                   : RT_TEXTURE_FULL;
+    if (o->spp == 0) /* a path tracer needs samples; the others see one point */
+        o->spp = o->integrator == RT_INTEGRATOR_PATH ? RT_DEFAULT_PATH_SPP : RT_DEFAULT_SPP;
     if ((uint64_t)o->width * o->height * o->spp > RT_MAX_PIXEL_SAMPLES)
         return usage_error("-r %" PRIu32 "x%" PRIu32 " with --spp %u: more than %" PRIu64
                            " samples in all",

@@ -57,7 +57,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             tex_image_free(&png);
         }
     } else {
-        char threads[32], spp[32];
+        char threads[32], spp[32], depth[32];
+        snprintf(depth, sizeof depth, "%u", o->max_depth);
         snprintf(threads, sizeof threads, "%u", stats->threads);
         snprintf(spp, sizeof spp, "%u", o->spp);
         tex_exr_attr attrs[] = {
@@ -72,6 +73,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             {.name = "rt:open_textures", .is_string = true, .s = rt_open_mode_name(o->open)},
             {.name = "rt:ustring_lock", .is_string = true, .s = ustr_lock_name(o->lock)},
             {.name = "rt:integrator", .is_string = true, .s = rt_integrator_name(o->integrator)},
+            {.name = "rt:max_depth", .is_string = true, .s = depth},
+            {.name = "rt:envmap", .is_string = true, .s = o->envmap ? o->envmap : ""},
         };
         r = tex_exr_write_scanline(path, &film, attrs, sizeof attrs / sizeof attrs[0], terr);
     }
@@ -108,8 +111,13 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
             least, most, most > 0 ? 100.0 * (most - least) / most : 0.0,
             s->total.busy_secs > 0 ? 100.0 * s->total.cpu_secs / s->total.busy_secs : 0.0,
             s->ntiles);
-    fprintf(f, "  rays %" PRIu64 " (%.2f Mrays/s), shading points %" PRIu64 "\n", t->rays,
-            per_sec(t->rays, s->render_secs) / 1e6, t->shading_points);
+    if (o->integrator == RT_INTEGRATOR_PATH)
+        fprintf(f, "  path: max depth %u, light sampling %s, environment %s\n", o->max_depth,
+                rt_light_sampling_name(o->light_sampling), o->envmap ? o->envmap : "none");
+    fprintf(f,
+            "  rays %" PRIu64 " (%.2f Mrays/s), shading points %" PRIu64 ", bad samples %" PRIu64
+            "\n",
+            t->rays, per_sec(t->rays, s->render_secs) / 1e6, t->shading_points, t->bad_samples);
     fprintf(f,
             "  texture lookups %" PRIu64 " (%.2f M/s, %" PRIu64 " errors), interns %" PRIu64
             ", bypassed %" PRIu64 ", early-outs %" PRIu64 "\n",
@@ -121,6 +129,28 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
     tex_stats ss;
     tex_system_stats(ts, &ss);
     tex_stats_print(&ss, "  texture: ", f);
+}
+
+/* s as a JSON string (quotes, backslashes and control bytes escaped), or
+ * null. */
+static void
+json_string(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
 }
 
 rt_result
@@ -144,12 +174,17 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             " \"load_secs\": %.6f, \"bvh_secs\": %.6f, \"render_secs\": %.6f,\n"
             " \"tiles\": %" PRIu64 ", \"rays\": %" PRIu64 ", \"shading_points\": %" PRIu64 ",\n"
             " \"lookups\": %" PRIu64 ", \"lookup_errors\": %" PRIu64 ", \"interns\": %" PRIu64
-            ", \"bypasses\": %" PRIu64 ", \"early_outs\": %" PRIu64 ",\n",
+            ", \"bypasses\": %" PRIu64 ", \"early_outs\": %" PRIu64 ", \"bad_samples\": %" PRIu64
+            ",\n",
             o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
             rt_texture_mode_name(o->texture_mode), rt_intern_mode_name(o->intern),
             rt_open_mode_name(o->open), ustr_lock_name(o->lock), s->load_secs, s->bvh_secs,
             s->render_secs, s->ntiles, t->rays, t->shading_points, t->lookups, t->lookup_errors,
-            t->interns, t->bypasses, t->early_outs);
+            t->interns, t->bypasses, t->early_outs, t->bad_samples);
+    fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
+            rt_light_sampling_name(o->light_sampling));
+    json_string(f, o->envmap);
+    fputs(",\n", f);
     fprintf(f, " \"thread_busy_secs\": [");
     for (unsigned i = 0; i < s->threads; i++)
         fprintf(f, "%s%.6f", i ? ", " : "", s->per_thread[i].busy_secs);

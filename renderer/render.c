@@ -343,7 +343,7 @@ render_pixel(rt__worker *w, uint32_t px, uint32_t py)
 /* A pixel by the path tracer: its own sample sequences, jittered over the
  * pixel when it takes several samples; a sample that is not finite is
  * counted and dropped (it adds nothing), never written. Alpha: the share of
- * camera rays that hit the scene. */
+ * camera rays that hit the scene, or 1 with an environment map. */
 static void
 render_pixel_path(rt__worker *w, uint32_t px, uint32_t py)
 {
@@ -364,7 +364,7 @@ render_pixel_path(rt__worker *w, uint32_t px, uint32_t py)
         }
         for (int c = 0; c < 3; c++)
             sum[c] += rgb[c];
-        sum[3] += hit;
+        sum[3] += hit || w->env->filename; /* an environment is part of the picture */
     }
     float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
     for (int c = 0; c < 4; c++)

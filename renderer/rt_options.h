@@ -57,7 +57,7 @@ typedef struct rt_options {
     const char       *output;        /* .exr or .png; NULL: render.exr */
     unsigned          threads;       /* -t N; 0 is rejected; default: hardware threads */
     uint32_t          width, height; /* -r W H; default 640 x 480 */
-    unsigned          spp;           /* --spp N; default 1 */
+    unsigned          spp;           /* --spp N; default 16 with path, else 1 */
     unsigned          tile;          /* --tile N (edge, pixels); default 32 */
     uint64_t          seed;          /* --seed N; default 0 */
     rt_texture_mode   texture_mode;

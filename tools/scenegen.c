@@ -7,7 +7,8 @@
  *   default        a ground plane and 8 objects (boxes, UV spheres,
  *                  cylinders), 6 materials with 512x512 base colour textures,
  *                  one with a normal map, one with an emissive EXR; a camera
- *                  and a directional light (KHR_lights_punctual).
+ *                  and a directional light (KHR_lights_punctual); and
+ *                  DIR/sky.exr, its environment (render --envmap).
  *   many-textures  48 objects and a ground, 49 materials with all five PBR
  *                  slots textured by their own files (245 textures,
  *                  128..256 pixels a side): every shading point makes five
@@ -768,7 +769,11 @@ scene_default(gltf *g, uint64_t seed)
     static const char   *names[6] = {"ground", "bricks", "marble", "stripes", "wood", "lamp"};
     static const pattern pats[6] = {PAT_CHECKER, PAT_BRICKS, PAT_NOISE,
                                     PAT_STRIPES, PAT_RINGS,  PAT_DOTS};
-    uint32_t             mats[6];
+    /* A path tracer should have something to show: polished marble,
+     * brushed-looking striped metal, a satin ground. */
+    static const float roughness[6] = {0.45f, 0.8f, 0.12f, 0.3f, 0.6f, 0.6f};
+    static const float metallic[6] = {0, 0, 0, 1, 0, 0};
+    uint32_t           mats[6];
     for (int i = 0; i < 6; i++) {
         tex_desc d = {.kind = MAP_COLOR,
                       .pat = pats[i],
@@ -780,8 +785,8 @@ scene_default(gltf *g, uint64_t seed)
         snprintf(file, sizeof file, "%s_basecolor.png", names[i]);
         mat_desc m = {.name = names[i],
                       .base = {1, 1, 1},
-                      .metallic = 0,
-                      .roughness = 0.6f,
+                      .metallic = metallic[i],
+                      .roughness = roughness[i],
                       .base_tex = gltf_texture(g, file, &d),
                       .mr_tex = NO_TEX,
                       .normal_tex = NO_TEX,
@@ -992,6 +997,39 @@ make_dir(const char *path)
         die(path, strerror(errno));
 }
 
+/* DIR/sky.exr, the default scene's environment (render --envmap): a
+ * lat-long map, +y up, 512 x 256 float RGB, of a clear sky (blue at the
+ * zenith, pale at the horizon) over a grey-brown ground. No sun: the
+ * scene's directional light is the sun. */
+static void
+sky_write(const char *dir)
+{
+    enum { W = 512, H = 256 };
+    char      err[TEX_ERR_LEN], path[4096];
+    tex_image img;
+    if (tex_image_alloc(&img, W, H, 3, TEX_TYPE_FLOAT, err) != TEX_OK)
+        die("sky.exr", err);
+    static const float zenith[3] = {0.20f, 0.36f, 0.80f}, horizon[3] = {0.85f, 0.90f, 1.00f};
+    static const float ground[3] = {0.16f, 0.14f, 0.12f};
+    for (int j = 0; j < H; j++) {
+        float y = cosf(3.14159265f * ((float)j + 0.5f) / H); /* the direction's height */
+        for (int i = 0; i < W; i++) {
+            float *px = (float *)img.pixels + ((size_t)j * W + (size_t)i) * 3;
+            for (int c = 0; c < 3; c++) {
+                float up = y > 0 ? sqrtf(y) : 0;
+                /* A hazy horizon: the ground fades in over some 20 degrees. */
+                float below = y < 0 ? fminf(1, -y * 3) : 0;
+                float sky = horizon[c] + (zenith[c] - horizon[c]) * up;
+                px[c] = sky + (ground[c] - sky) * below;
+            }
+        }
+    }
+    snprintf(path, sizeof path, "%s/sky.exr", dir);
+    if (tex_exr_write_scanline(path, &img, NULL, 0, err) != TEX_OK)
+        die(path, err);
+    tex_image_free(&img);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1042,5 +1080,7 @@ main(int argc, char **argv)
     gltf g = {.dir = dir, .name = name, .light_node = UINT32_MAX};
     build(&g, seed);
     gltf_finish(&g);
+    if (build == scene_default)
+        sky_write(dir);
     return 0;
 }

@@ -55,12 +55,15 @@ determinism)
     done
     ;;
 modes)
-    "$render" --quiet -t 2 -r 48 32 --stats-json "$tmp/full.json" -o "$tmp/a.exr" "$scene" 2>/dev/null
-    "$render" --quiet -t 2 -r 48 32 --bypass-texture --stats-json "$tmp/bypass.json" \
+    # Eyelight: one shading point per camera hit in every mode (a path's
+    # length depends on what the textures say, so full and bypass differ).
+    modes() { "$render" --integrator eyelight "$@"; }
+    modes --quiet -t 2 -r 48 32 --stats-json "$tmp/full.json" -o "$tmp/a.exr" "$scene" 2>/dev/null
+    modes --quiet -t 2 -r 48 32 --bypass-texture --stats-json "$tmp/bypass.json" \
         -o "$tmp/b.exr" "$scene" 2>/dev/null
-    "$render" --quiet -t 2 -r 48 32 --early-out --stats-json "$tmp/early.json" \
+    modes --quiet -t 2 -r 48 32 --early-out --stats-json "$tmp/early.json" \
         -o "$tmp/c.exr" "$scene" 2>/dev/null
-    "$render" --quiet -t 2 -r 48 32 --intern once --stats-json "$tmp/once.json" \
+    modes --quiet -t 2 -r 48 32 --intern once --stats-json "$tmp/once.json" \
         -o "$tmp/d.exr" "$scene" 2>/dev/null
     l=$(json lookups "$tmp/full.json") i=$(json interns "$tmp/full.json")
     [ "$l" -gt 0 ] && [ "$i" = "$l" ] || fail "per-lookup: $i interns for $l lookups"
@@ -76,6 +79,20 @@ modes)
     [ "$(json interns "$tmp/once.json")" = 0 ] || fail "--intern once interned per lookup"
     [ "$(json lookups "$tmp/once.json")" = "$l" ] || fail "--intern once: lookups differ"
     "$imgdiff" "$tmp/a.exr" "$tmp/d.exr" >/dev/null || fail "--intern once changed the image"
+    # The path tracer keeps the same accounting: every lookup interned, no
+    # file read unless full, nothing interned on early-out.
+    for m in full bypass early; do
+        flag=$([ $m = bypass ] && echo --bypass-texture; [ $m = early ] && echo --early-out)
+        # shellcheck disable=SC2086
+        "$render" --quiet -t 2 -r 24 16 --spp 2 $flag --stats-json "$tmp/p$m.json" \
+            -o "$tmp/p.exr" "$scene" 2>/dev/null || fail "path $m: exit $?"
+    done
+    pl=$(json lookups "$tmp/pfull.json")
+    [ "$pl" -gt 0 ] && [ "$(json interns "$tmp/pfull.json")" = "$pl" ] || fail "path: interns != lookups"
+    [ "$(json lookups "$tmp/pbypass.json")" = 0 ] && [ "$(json interns "$tmp/pbypass.json")" -gt 0 ] &&
+        [ "$(json files_opened "$tmp/pbypass.json")" = 0 ] || fail "path bypass read or skipped interning"
+    [ "$(json interns "$tmp/pearly.json")" = 0 ] && [ "$(json early_outs "$tmp/pearly.json")" -gt 0 ] ||
+        fail "path early-out interned"
     ;;
 exact_command)
     # The issue's command, exactly as a user types it (output: render.exr
@@ -169,6 +186,7 @@ bad_input)
     check 2 "" -t -3 "$scene"
     check 2 "" -r 0 0 "$scene"
     check 2 "" --no-such-option "$scene"
+    check 1 "--envmap" --integrator path --envmap "$tmp/nosuch.exr" -o "$tmp/x.exr" "$scene"
     check 1 "cannot write into" -o "$tmp/no/such/dir/x.exr" "$scene"
     : >"$tmp/plain"
     check 1 "Not a directory" -o "$tmp/plain/x.exr" "$scene"

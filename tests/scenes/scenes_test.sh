@@ -31,7 +31,7 @@ render_default | render_many-textures | render_udim)
     ;;
 many_textures_stats)
     scene=$scenes/many-textures/many-textures.gltf
-    "$render" --quiet -r 320 240 --stats-json "$tmp/s.json" -o "$tmp/out.exr" "$scene" ||
+    "$render" --quiet -r 320 240 --spp 1 --stats-json "$tmp/s.json" -o "$tmp/out.exr" "$scene" ||
         fail "render many-textures"
     points=$(json shading_points "$tmp/s.json") lookups=$(json lookups "$tmp/s.json")
     files=$(json files_opened "$tmp/s.json") errors=$(json file_errors "$tmp/s.json")
@@ -42,7 +42,7 @@ many_textures_stats)
     ;;
 udim_stats)
     scene=$scenes/udim/udim.gltf
-    "$render" --quiet -r 160 120 --stats-json "$tmp/s.json" -o "$tmp/out.exr" "$scene" ||
+    "$render" --quiet -r 160 120 --spp 1 --stats-json "$tmp/s.json" -o "$tmp/out.exr" "$scene" ||
         fail "render udim"
     files=$(json files_opened "$tmp/s.json") errors=$(json file_errors "$tmp/s.json")
     lerr=$(json lookup_errors "$tmp/s.json")

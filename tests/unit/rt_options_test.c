@@ -118,14 +118,14 @@ case_defaults(const char *arg)
     CHECK(o.threads >= 1);
     CHECK_EQ_INT(o.width, 640);
     CHECK_EQ_INT(o.height, 480);
-    CHECK_EQ_INT(o.spp, 1);
+    CHECK_EQ_INT(o.spp, 16); /* the path tracer's default */
     CHECK_EQ_INT(o.tile, 32);
     CHECK_EQ_U64(o.seed, 0);
     CHECK_EQ_INT(o.texture_mode, RT_TEXTURE_FULL);
     CHECK_EQ_INT(o.intern, RT_INTERN_PER_LOOKUP);
     CHECK_EQ_INT(o.open, RT_OPEN_UPFRONT);
     CHECK_EQ_INT(o.lock, USTR_LOCK_DEFAULT);
-    CHECK_EQ_INT(o.integrator, RT_INTEGRATOR_EYELIGHT);
+    CHECK_EQ_INT(o.integrator, RT_INTEGRATOR_PATH);
     CHECK_EQ_INT(o.max_depth, 8);
     CHECK_EQ_PTR(o.envmap, NULL);
     CHECK_EQ_U64(o.max_memory_mb, 0);
@@ -225,6 +225,9 @@ case_space_form(const char *arg)
         CHECK_EQ_INT(o.lock, locks[i].lock);
         args_free(&a);
     }
+    parse_ok(WORDS("--integrator", "eyelight", "s"), &o, &a);
+    CHECK_EQ_INT(o.spp, 1); /* one point per pixel is the simple integrators' default */
+    args_free(&a);
     parse_ok(WORDS("--intern", "per-lookup", "--open-textures", "upfront", "--early-out",
                    "--output", "x/y.z/a.ExR", "s"),
              &o, &a);
