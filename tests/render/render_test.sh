@@ -202,7 +202,7 @@ reference)
     # 8-bit rounding and Embree's per-CPU code paths.
     scenes=$testdata ref=$(dirname "$0")/ref
     for png in "$ref"/*.png; do
-        base=$(basename "$png" .png) scene=${base%%-*} integrator=${base#*-}
+        base=$(basename "$png" .png) scene=${base%-*} integrator=${base##*-}
         "$render" --quiet -t 2 -r 96 72 --spp 2 --integrator "$integrator" -o "$tmp/$base.png" \
             "$scenes/$scene/$scene.gltf" 2>/dev/null || fail "$base: exit $?"
         "$imgdiff" --tolerance 0.02 --max-fail 35 "$png" "$tmp/$base.png" ||
