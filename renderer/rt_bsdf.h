@@ -15,7 +15,9 @@
  * Sampling: GGX visible normals (Heitz 2018) or the cosine lobe, chosen by
  * their estimated albedos; pdf is the mixture's. Pure functions: any thread.
  * The tables for the multiple-scattering term are built once, on first use
- * (a few milliseconds). */
+ * (about 0.15 s; accurate to 1% in albedo near roughness 0.3, where a
+ * coarser regular grid of visible normals resolves their loss below the
+ * horizon least well). */
 #ifndef RT_BSDF_H
 #define RT_BSDF_H
 

@@ -2,8 +2,9 @@
  * linear light, and its error against a reference: what convergence and
  * white-furnace tests check, and a quick look at a render's levels.
  *
- *   imgstat [--window X0,Y0,X1,Y1] IMAGE [REFERENCE]
+ *   imgstat [--window X0,Y0,X1,Y1] [--clamp] IMAGE [REFERENCE]
  *
+ * Images: PNG, JPEG, EXR, and PFM (what Embree's tutorials write).
  * Prints one line, per channel R,G,B (alpha left out):
  *   imgstat pixels=N mean=R,G,B sd=R,G,B min=R,G,B max=R,G,B [rmse=R,G,B]
  * The window is half-open, [X0, X1) x [Y0, Y1), in pixels from the top
@@ -13,6 +14,8 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +23,61 @@
 static void
 usage(FILE *f)
 {
-    fputs("usage: imgstat [--window X0,Y0,X1,Y1] IMAGE [REFERENCE]\n"
-          "  --window X0,Y0,X1,Y1  pixels [X0, X1) x [Y0, Y1) only (default: all)\n",
+    fputs("usage: imgstat [--window X0,Y0,X1,Y1] [--clamp] IMAGE [REFERENCE]\n"
+          "  --window X0,Y0,X1,Y1  pixels [X0, X1) x [Y0, Y1) only (default: all)\n"
+          "  --clamp               values clamped to [0, 1] first (as 8-bit output would)\n",
           f);
+}
+
+/* A PFM file (Portable Float Map: "PF" colour or "Pf" grey, width and
+ * height, a scale whose sign gives the byte order, rows bottom first), as
+ * Embree's tutorials write it: 0 if it is not one, 1 read, -1 broken. */
+static int
+read_pfm(const char *path, tex_image *out)
+{
+    FILE *f = fopen(path, "rb");
+    char  kind[3] = "";
+    if (!f || fread(kind, 1, 2, f) != 2 || kind[0] != 'P' || (kind[1] != 'F' && kind[1] != 'f')) {
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    unsigned w, h, nc = kind[1] == 'F' ? 3 : 1;
+    double   scale;
+    char     err[TEX_ERR_LEN];
+    if (fscanf(f, "%u %u %lf", &w, &h, &scale) != 3 || fgetc(f) == EOF || w == 0 || h == 0 ||
+        w > 65536 || h > 65536 || tex_image_alloc(out, w, h, nc, TEX_TYPE_FLOAT, err) != TEX_OK) {
+        fclose(f);
+        fprintf(stderr, "imgstat: %s: not a PFM image\n", path);
+        return -1;
+    }
+    bool swap = scale > 0; /* big-endian; this machine reads little */
+    for (unsigned y = 0; y < h; y++) {
+        float *row = (float *)out->pixels + (size_t)(h - 1 - y) * w * nc;
+        if (fread(row, sizeof(float), (size_t)w * nc, f) != (size_t)w * nc) {
+            fclose(f);
+            tex_image_free(out);
+            fprintf(stderr, "imgstat: %s: truncated PFM image\n", path);
+            return -1;
+        }
+        for (size_t i = 0; swap && i < (size_t)w * nc; i++) {
+            uint32_t b;
+            memcpy(&b, &row[i], 4);
+            b = (b >> 24) | ((b >> 8) & 0xff00) | ((b << 8) & 0xff0000) | (b << 24);
+            memcpy(&row[i], &b, 4);
+        }
+    }
+    fclose(f);
+    return 1;
 }
 
 /* Reads an image as linear float RGBA-or-less. */
 static bool
 read_linear(const char *path, tex_image *out)
 {
+    int pfm = read_pfm(path, out);
+    if (pfm)
+        return pfm > 0;
     char      err[TEX_ERR_LEN];
     tex_image img;
     if (tex_image_read(path, &img, err) != TEX_OK ||
@@ -59,9 +108,11 @@ int
 main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"window", required_argument, NULL, 'w'},
+                                             {"clamp", no_argument, NULL, 'c'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     long                       win[4] = {0, 0, -1, -1};
+    bool                       clamp = false;
     int                        c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -78,6 +129,9 @@ main(int argc, char **argv)
             }
             break;
         }
+        case 'c':
+            clamp = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -117,11 +171,14 @@ main(int argc, char **argv)
             size_t i = (size_t)y * img.width + (size_t)x;
             for (int k = 0; k < 3; k++) {
                 double v = channel(&img, i, k);
+                v = clamp ? (v < 0 ? 0 : v > 1 ? 1 : v) : v;
                 sum[k] += v, sq[k] += v * v;
                 lo[k] = v < lo[k] ? v : lo[k];
                 hi[k] = v > hi[k] ? v : hi[k];
                 if (have_ref) {
-                    double d = v - channel(&ref, i, k);
+                    double r = channel(&ref, i, k);
+                    r = clamp ? (r < 0 ? 0 : r > 1 ? 1 : r) : r;
+                    double d = v - r;
                     err2[k] += d * d;
                 }
             }

@@ -359,9 +359,9 @@ case_uniformity(const char *arg)
                 mean += d[a][i];
             mean /= N;
             CHECKF(fabs(mean - 0.5) < 0.01, "pixel (%u, %u) dim %d: mean %.6f", x, y, a, mean);
-            /* Every pair of dimensions but a pair's own two, which the
-             * stratification already ties: independent-looking. For 1024
-             * independent values |r| has a standard deviation of 0.03. */
+            /* Any two dimensions, a pair's own two included: never the
+             * same sequence, and uncorrelated (for 1024 independent
+             * values |r| has a standard deviation of 0.03). */
             for (int b = a + 1; b < 2 * PAIRS; b++) {
                 double r = correlation(d[a], d[b], N);
                 CHECKF(fabs(r) < 0.12, "pixel (%u, %u) dims %d and %d: correlation %.4f", x, y, a,
