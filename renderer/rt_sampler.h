@@ -28,7 +28,8 @@ void rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, ui
 /* The next pair of dimensions, each in [0, 1). */
 void rt_sampler_2d(rt_sampler *s, float u[2]);
 
-/* The next dimension on its own (it takes a pair of its own), in [0, 1). */
+/* The next dimension on its own (it takes a pair's place: the first
+ * coordinate of the pair rt_sampler_2d() would have drawn), in [0, 1). */
 float rt_sampler_1d(rt_sampler *s);
 
 #endif

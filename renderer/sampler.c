@@ -14,42 +14,41 @@ mix32(uint32_t x)
     return x;
 }
 
-static uint32_t
+static inline uint32_t
 reverse_bits(uint32_t x)
 {
-    x = (x << 16) | (x >> 16);
-    x = ((x & 0x00ff00ffU) << 8) | ((x & 0xff00ff00U) >> 8);
+    x = __builtin_bswap32(x); /* bytes, then nibbles, pairs and bits within them */
     x = ((x & 0x0f0f0f0fU) << 4) | ((x & 0xf0f0f0f0U) >> 4);
     x = ((x & 0x33333333U) << 2) | ((x & 0xccccccccU) >> 2);
     x = ((x & 0x55555555U) << 1) | ((x & 0xaaaaaaaaU) >> 1);
     return x;
 }
 
-/* An Owen scramble of x's bits, most significant first: each bit is
- * flipped or not depending only on the seed and the bits above it. On the
- * reversed bits, "above" becomes "below", and adding the seed and xoring
- * products with even constants only ever carry from lower bits to higher
- * ones (Laine and Karras's construction; constants from Burley 2020). */
-static uint32_t
-owen(uint32_t x, uint32_t seed)
+/* Laine and Karras's hash of bit-reversed x (constants from Burley 2020):
+ * adding the seed and xoring products with even constants only ever carry
+ * from lower bits to higher ones, so on reversed bits each bit flips
+ * depending only on the seed and the bits above it in x: an Owen scramble
+ * of x is reverse_bits(lk(reverse_bits(x), seed)). */
+static inline uint32_t
+lk(uint32_t x, uint32_t seed)
 {
-    x = reverse_bits(x);
     x += seed;
     x ^= x * 0x6c50b47cU;
     x ^= x * 0xb82f1e52U;
     x ^= x * 0xc7afe638U;
     x ^= x * 0x8d22f6e6U;
-    return reverse_bits(x);
+    return x;
 }
 
-/* Sobol's second dimension: the xor of the direction numbers of i's set
- * bits, v_1 = 2^31 and v_{k+1} = v_k ^ (v_k >> 1) (primitive polynomial
- * x + 1). The first dimension is the bit reversal of i. */
-static uint32_t
-sobol1(uint32_t i)
+/* Sobol's second dimension, bit-reversed: the xor of the reversed
+ * direction numbers of i's set bits, 1, 3, 5, 15, ... (v_{k+1} = v_k ^
+ * (v_k << 1): the reversal of v_1 = 2^31, v_{k+1} = v_k ^ (v_k >> 1),
+ * primitive polynomial x + 1). The first dimension reversed is i itself. */
+static inline uint32_t
+sobol1_reversed(uint32_t i)
 {
     uint32_t r = 0;
-    for (uint32_t v = 1U << 31; i; i >>= 1, v ^= v >> 1)
+    for (uint32_t v = 1; i; i >>= 1, v ^= v << 1)
         if (i & 1)
             r ^= v;
     return r;
@@ -70,21 +69,32 @@ rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, uint32_
     s->pair = 0;
 }
 
+/* The next pair's seed and the index of this sample in the pair's own
+ * order of the pixel's samples (an Owen scramble of the index, so pairs do
+ * not line up with each other); returned bit-reversed, as Sobol points are
+ * computed here. Each coordinate then scrambles with a hash of the seed:
+ * a scramble needs every bit of its seed random (a cheaper derivation,
+ * an odd multiple, correlated neighbouring pairs measurably). */
+static inline uint32_t
+pair_start(rt_sampler *s, uint32_t *seed)
+{
+    *seed = mix32(s->pixel + s->pair++ * 0x9e3779b9U);
+    return lk(reverse_bits(s->index), *seed);
+}
+
 void
 rt_sampler_2d(rt_sampler *s, float u[2])
 {
-    uint32_t seed = mix32(s->pixel ^ mix32(s->pair++ * 0x85ebca6bU + 1));
-    /* The pair's own order of the pixel's samples, then its own scramble
-     * of each coordinate: pairs do not line up with each other. */
-    uint32_t i = owen(s->index, seed);
-    u[0] = unit(owen(reverse_bits(i), mix32(seed + 1)));
-    u[1] = unit(owen(sobol1(i), mix32(seed + 2)));
+    /* Each coordinate is a Sobol dimension, Owen-scrambled; computed
+     * bit-reversed, where the scramble works, so reversals cancel but one. */
+    uint32_t seed, i = reverse_bits(pair_start(s, &seed));
+    u[0] = unit(reverse_bits(lk(i, mix32(seed ^ 0x2c1b3c6dU))));
+    u[1] = unit(reverse_bits(lk(sobol1_reversed(i), mix32(seed ^ 0x8da6b343U))));
 }
 
 float
 rt_sampler_1d(rt_sampler *s)
 {
-    float u[2];
-    rt_sampler_2d(s, u);
-    return u[0];
+    uint32_t seed, i = reverse_bits(pair_start(s, &seed));
+    return unit(reverse_bits(lk(i, mix32(seed ^ 0x2c1b3c6dU))));
 }

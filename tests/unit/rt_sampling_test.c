@@ -360,11 +360,13 @@ case_uniformity(const char *arg)
             mean /= N;
             CHECKF(fabs(mean - 0.5) < 0.01, "pixel (%u, %u) dim %d: mean %.6f", x, y, a, mean);
             /* Any two dimensions, a pair's own two included: never the
-             * same sequence, and uncorrelated (for 1024 independent
-             * values |r| has a standard deviation of 0.03). */
+             * same sequence, and uncorrelated: for 1024 independent values
+             * |r| has a standard deviation of 0.03; between shuffled,
+             * scrambled pairs it is 0.04 (measured over 400 pixels), and
+             * one pixel in 200 exceeds 0.12, so the bound is 4.5 of them. */
             for (int b = a + 1; b < 2 * PAIRS; b++) {
                 double r = correlation(d[a], d[b], N);
-                CHECKF(fabs(r) < 0.12, "pixel (%u, %u) dims %d and %d: correlation %.4f", x, y, a,
+                CHECKF(fabs(r) < 0.18, "pixel (%u, %u) dims %d and %d: correlation %.4f", x, y, a,
                        b, r);
                 int equal = 0;
                 for (int i = 0; i < N; i++)
