@@ -2,8 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rt_bsdf.h"
 
-#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define DIELECTRIC_F0 0.04f /* glTF: ior 1.5 */
 #define ALPHA_MIN     1e-3f
@@ -53,6 +53,23 @@ ggx_sample_visible(float alpha, v3 wo, const float u[2])
     return v3_norm((v3){alpha * nh.x, alpha * nh.y, nh.z > 0 ? nh.z : 0});
 }
 
+/* ---- the multiple-scattering tables (Kulla and Conty 2017) ----
+ *
+ * For F = 1: E(mu, r), the albedo of the single-scattering lobe at
+ * cos(wo) = mu and roughness r, split as A + B where B weighs each sample
+ * by Schlick's (1 - cos)^5, so that with Schlick's Fresnel the albedo is
+ * F0 * A + B; and E_avg(r) = 2 * integral of E(mu) mu dmu. */
+enum { TABLE = 32, TABLE_SAMPLES = 64 };
+#ifdef RT_BSDF_TABLES_GENERATOR
+/* The build's bsdf-tables program integrates them (0.4 s) and writes them
+ * out as C; the renderer compiles them in (bsdf_tables.inc), so no render
+ * pays for them. */
+static float table_a[TABLE][TABLE], table_b[TABLE][TABLE], table_avg[TABLE];
+#else
+#include "bsdf_tables.inc"
+#endif
+
+#ifdef RT_BSDF_TABLES_GENERATOR
 /* The single-scattering lobe with F = 1, times cos(wi), over the pdf of
  * visible-normal sampling: G2 / G1(wo). What the tables integrate. */
 static float
@@ -61,16 +78,6 @@ ggx_weight(float alpha, v3 wo, v3 wi)
     float lo = smith_lambda(alpha, wo), li = smith_lambda(alpha, wi);
     return (1 + lo) / (1 + lo + li);
 }
-
-/* ---- the multiple-scattering tables (Kulla and Conty 2017) ----
- *
- * For F = 1: E(mu, r), the albedo of the single-scattering lobe at
- * cos(wo) = mu and roughness r, split as A + B where B weighs each sample
- * by Schlick's (1 - cos)^5, so that with Schlick's Fresnel the albedo is
- * F0 * A + B; and E_avg(r) = 2 * integral of E(mu) mu dmu. */
-enum { TABLE = 32, TABLE_SAMPLES = 32 };
-static float          table_a[TABLE][TABLE], table_b[TABLE][TABLE], table_avg[TABLE];
-static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static float
 table_alpha(int j)
@@ -109,6 +116,32 @@ tables_build(void)
         table_avg[j] = 2 * avg / TABLE;
     }
 }
+
+/* Writes the tables as C definitions of table_a, table_b and table_avg. */
+bool
+rt__bsdf_tables_write(FILE *f)
+{
+    tables_build();
+    const char *names[2] = {"table_a", "table_b"};
+    const float(*tabs[2])[TABLE] = {table_a, table_b};
+    fprintf(f, "/* Written by bsdf-tables (renderer/bsdf.c) at build time. */\n");
+    for (int t = 0; t < 2; t++) {
+        fprintf(f, "static const float %s[%d][%d] = {\n", names[t], TABLE, TABLE);
+        for (int j = 0; j < TABLE; j++) {
+            fputs("    {", f);
+            for (int i = 0; i < TABLE; i++)
+                fprintf(f, "%.9ef%s", (double)tabs[t][j][i], i + 1 < TABLE ? ", " : "");
+            fputs("},\n", f);
+        }
+        fputs("};\n", f);
+    }
+    fprintf(f, "static const float table_avg[%d] = {", TABLE);
+    for (int j = 0; j < TABLE; j++)
+        fprintf(f, "%.9ef%s", (double)table_avg[j], j + 1 < TABLE ? ", " : "");
+    fputs("};\n", f);
+    return !ferror(f);
+}
+#endif
 
 /* Linear interpolation of a table row pair at roughness r, cos mu. */
 static float
@@ -156,7 +189,6 @@ lobe_albedo(float f0, float a, float b, float e_wo, float e_avg)
 static void
 lobes_setup(const rt_bsdf *m, v3 wo, lobes *l)
 {
-    pthread_once(&tables_once, tables_build);
     float r = m->roughness < 0 ? 0 : m->roughness > 1 ? 1 : m->roughness;
     l->alpha = r * r > ALPHA_MIN ? r * r : ALPHA_MIN;
     float a = table_at(table_a, r, wo.z), b = table_at(table_b, r, wo.z);

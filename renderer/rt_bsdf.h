@@ -14,10 +14,8 @@
  *
  * Sampling: GGX visible normals (Heitz 2018) or the cosine lobe, chosen by
  * their estimated albedos; pdf is the mixture's. Pure functions: any thread.
- * The tables for the multiple-scattering term are built once, on first use
- * (about 0.15 s; accurate to 1% in albedo near roughness 0.3, where a
- * coarser regular grid of visible normals resolves their loss below the
- * horizon least well). */
+ * The tables of the multiple-scattering term are integrated at build time
+ * (bsdf-tables), to within 0.5% in albedo. */
 #ifndef RT_BSDF_H
 #define RT_BSDF_H
 
@@ -44,5 +42,12 @@ bool rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 
 /* The directional albedo, the integral of f cos over wi, as the tables
  * give it (what the diffuse weighting relies on); for tests. */
 void rt_bsdf_albedo(const rt_bsdf *b, float cos_o, float out[3]);
+
+#ifdef RT_BSDF_TABLES_GENERATOR
+#include <stdio.h>
+/* For the build's bsdf-tables program only: integrates the multiple-
+ * scattering tables and writes them as C; false when writing fails. */
+bool rt__bsdf_tables_write(FILE *f);
+#endif
 
 #endif
