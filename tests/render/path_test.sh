@@ -177,6 +177,18 @@ convergence)
     awk -v a="$ea" -v b="$eb" 'BEGIN { exit !(b > 0 && a / b >= 3) }' ||
         fail "error at 4 spp $ea, at 64 spp $eb: not falling as 1/sqrt(spp)"
     ;;
+bad_samples)
+    # An emitter of infinite radiance: every sample that sees it is not
+    # finite, so it is counted and dropped, and the image stays finite.
+    printf 'newmtl hot\nKd 0.5 0.5 0.5\nKe inf inf inf\n' >"$tmp/hot.mtl"
+    printf 'mtllib hot.mtl\nv -1 -1 0\nv 1 -1 0\nv 0 1 0\nusemtl hot\nf 1 2 3\n' >"$tmp/hot.obj"
+    "$render" --quiet -t 2 -r 16 16 --spp 4 --stats-json "$tmp/hot.json" -o "$tmp/hot.exr" \
+        "$tmp/hot.obj" || fail "exit $?"
+    bad=$(grep -o '"bad_samples": [0-9]*' "$tmp/hot.json" | sed 's/.*: //')
+    [ "${bad:-0}" -gt 0 ] || fail "no bad samples counted"
+    out=$("$imgstat" "$tmp/hot.exr")
+    [[ $(field max "$out") =~ ^[0-9.]+(e[-+]?[0-9]+)?$ ]] || fail "a bad sample reached the image: $out"
+    ;;
 determinism)
     lit_scene
     "$render" --quiet -t 1 -r 32 24 --integrator path --spp 4 -o "$tmp/t1.exr" "$tmp/lit.obj" ||
