@@ -167,10 +167,20 @@ insert_locked(tex_system *ts, ustr name, bool raw)
 tex__file *
 tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
-    tex__micro *m = &tc->micro[((ustr_hash(name) >> 7) + raw) & (TEX__MICROCACHE - 1)];
-    if (m->name == name && m->raw == raw) {
+    /* Two-way: the pair of entries the name's hash picks, the last used
+     * first. Direct-mapped, two files a shading point alternates between
+     * (a material's slots, an environment map) can share an entry and evict
+     * each other at every lookup. */
+    tex__micro *m = &tc->micro[((ustr_hash(name) >> 7) * 2 + raw * 2) & (TEX__MICROCACHE - 2)];
+    if (m[0].name == name && m[0].raw == raw) {
         tex__count(&tc->counters.microcache_hits, 1);
-        return m->file;
+        return m[0].file;
+    }
+    if (m[1].name == name && m[1].raw == raw) {
+        tex__micro hit = m[1];
+        m[1] = m[0], m[0] = hit;
+        tex__count(&tc->counters.microcache_hits, 1);
+        return hit.file;
     }
     /* Acquire pairs with the release in insert_locked(). */
     tex__file *f = array_find(atomic_load_explicit(&ts->files, memory_order_acquire), name, raw);
@@ -181,7 +191,8 @@ tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
         if (!f)
             return NULL;
     }
-    *m = (tex__micro){name, raw, f};
+    m[1] = m[0];
+    m[0] = (tex__micro){name, raw, f};
     return f;
 }
 

@@ -759,6 +759,37 @@ case_file_open(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Two files whose names pick the same microcache entries, looked up in
+ * turn (as a shading point alternates between a slot and an environment
+ * map): after their first lookups, every lookup hits the thread's cache. */
+static void
+case_microcache_pair(const char *arg)
+{
+    (void)arg;
+    ustr first = png_make("pair0.png", 4, 4, 1, ramp4), second = NULL;
+    for (int i = 1; i < 400 && !second; i++) { /* a clash in 5 bits of hash */
+        char name[32];
+        snprintf(name, sizeof name, "pair%d.png", i);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        ustr u = ustr_intern_cstr(path);
+        if (((ustr_hash(u) >> 7) & 31) == ((ustr_hash(first) >> 7) & 31))
+            second = png_make(name, 4, 4, 1, ramp4);
+    }
+    REQUIRE(second != NULL);
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    for (int i = 0; i < 100; i++)
+        CHECK_NEAR(grey(ts, tc, i % 2 ? second : first, 0.375f, 0.125f, &o), 10 / 255.0f);
+    tex_stats st;
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.lookups, 100);
+    CHECK_EQ_U64(st.microcache_hits, 98);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -780,6 +811,7 @@ main(int argc, char **argv)
         {"bad_coords", case_bad_coords},
         {"halve_u8", case_halve_u8},
         {"file_open", case_file_open},
+        {"microcache_pair", case_microcache_pair},
         {NULL, NULL},
     };
     dir = tex_test_dir();
