@@ -60,3 +60,15 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         return r;
     }
 }
+
+tex_result
+tex_image_read_linear(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+{
+    tex_image  img;
+    tex_result r = tex_image_read(path, &img, err);
+    out->pixels = NULL;
+    if (r == TEX_OK)
+        r = tex_image_convert(&img, TEX_TYPE_FLOAT, false, out, err);
+    tex_image_free(&img);
+    return r;
+}

@@ -87,6 +87,9 @@ tex_result tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb,
 /* Reads a PNG, JPEG or EXR (level 0, whole), whichever the file's first
  * bytes say it is. */
 tex_result tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+/* As tex_image_read(), converted to linear float (sRGB decoded, alpha as
+ * stored): what image comparisons read. */
+tex_result tex_image_read_linear(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
 /* ---- MIP pyramids ---- */
 

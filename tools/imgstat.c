@@ -78,15 +78,11 @@ read_linear(const char *path, tex_image *out)
     int pfm = read_pfm(path, out);
     if (pfm)
         return pfm > 0;
-    char      err[TEX_ERR_LEN];
-    tex_image img;
-    if (tex_image_read(path, &img, err) != TEX_OK ||
-        tex_image_convert(&img, TEX_TYPE_FLOAT, false, out, err) != TEX_OK) {
+    char err[TEX_ERR_LEN];
+    if (tex_image_read_linear(path, out, err) != TEX_OK) {
         fprintf(stderr, "imgstat: %s: %s\n", path, err);
-        tex_image_free(&img);
         return false;
     }
-    tex_image_free(&img);
     return true;
 }
 
