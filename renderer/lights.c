@@ -271,8 +271,9 @@ triangle_pdf(const rt_lights *l, uint32_t i, v3 p, v3 q)
     return cdf_prob(l->cdf, i) / l->area[i - l->npunctual] * d2 / cos_l;
 }
 
+/* The density of direction wi under the luminance grid alone. */
 static float
-env_pdf(const rt_lights *l, v3 wi)
+env_grid_pdf(const rt_lights *l, v3 wi)
 {
     float s, t;
     rt_env_coords(wi, &s, &t);
@@ -283,15 +284,38 @@ env_pdf(const rt_lights *l, v3 wi)
         return 0;
     float p_st = cdf_prob(l->row_cdf, j) * cdf_prob(&l->cell_cdf[(size_t)j * (l->ew + 1)], i) *
                  (float)l->ew * (float)l->eh;
-    return cdf_prob(l->cdf, l->n - 1) * p_st / (2 * RT_PI_F * RT_PI_F * sin_t);
+    return p_st / (2 * RT_PI_F * RT_PI_F * sin_t);
+}
+
+/* The environment's density for direction wi from a point with normal n,
+ * its choice included: half the luminance grid, half a cosine lobe about n
+ * (n = 0: the grid alone). The grid finds what is bright; the lobe keeps
+ * the half of the sphere behind the surface from taking half the samples,
+ * which for a dim, even sky is most of the noise. */
+static float
+env_pdf(const rt_lights *l, v3 wi, v3 n)
+{
+    float grid = env_grid_pdf(l, wi), sel = cdf_prob(l->cdf, l->n - 1);
+    if (v3_dot(n, n) == 0)
+        return sel * grid;
+    float c = v3_dot(n, wi);
+    return sel * 0.5f * (grid + (c > 0 ? c / RT_PI_F : 0));
 }
 
 bool
 rt_lights_sample(const rt_lights *l, v3 p, float u_pick, const float u[2], rt_light_sample *o)
 {
+    return rt_lights_sample_at(l, p, (v3){0, 0, 0}, u_pick, u, o);
+}
+
+bool
+rt_lights_sample_at(const rt_lights *l, v3 p, v3 n, float u_pick, const float u[2],
+                    rt_light_sample *o)
+{
     if (l->n == 0)
         return false;
-    uint32_t i = cdf_pick(l->cdf, l->n, u_pick, NULL);
+    float    mix; /* where u_pick fell within the chosen light's share */
+    uint32_t i = cdf_pick(l->cdf, l->n, u_pick, &mix);
     if (i < l->npunctual) {
         o->pdf = cdf_prob(l->cdf, i);
         return sample_punctual(&l->s->lights[i], p, o);
@@ -315,13 +339,22 @@ rt_lights_sample(const rt_lights *l, v3 p, float u_pick, const float u[2], rt_li
         return o->pdf > 0;
     }
     /* The environment: a row, a cell in it, a point in the cell. */
-    float    fr, fc;
-    uint32_t j = cdf_pick(l->row_cdf, l->eh, u[1], &fr);
-    uint32_t c = cdf_pick(&l->cell_cdf[(size_t)j * (l->ew + 1)], l->ew, u[0], &fc);
     o->kind = RT_SAMPLE_ENV;
-    o->wi = rt_env_direction(((float)c + fc) / (float)l->ew, ((float)j + fr) / (float)l->eh);
     o->dist = INFINITY;
-    o->pdf = env_pdf(l, o->wi);
+    if (v3_dot(n, n) > 0 && mix < 0.5f) {
+        /* The cosine half: a uniform point on the disk, lifted about n. */
+        v3    t, b;
+        float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];
+        v3_frame(n, &t, &b);
+        o->wi = v3_from_local((v3){r * cosf(phi), r * sinf(phi), sqrtf(z > 0 ? z : 0)}, t, b, n);
+    } else {
+        /* The grid: a row, a cell in it, a point in the cell. */
+        float    fr, fc;
+        uint32_t j = cdf_pick(l->row_cdf, l->eh, u[1], &fr);
+        uint32_t c = cdf_pick(&l->cell_cdf[(size_t)j * (l->ew + 1)], l->ew, u[0], &fc);
+        o->wi = rt_env_direction(((float)c + fc) / (float)l->ew, ((float)j + fr) / (float)l->eh);
+    }
+    o->pdf = env_pdf(l, o->wi, n);
     return o->pdf > 0;
 }
 
@@ -336,5 +369,11 @@ rt_lights_pdf_triangle(const rt_lights *l, uint32_t prim, v3 p, v3 q)
 float
 rt_lights_pdf_env(const rt_lights *l, v3 wi)
 {
-    return l->n && l->env ? env_pdf(l, wi) : 0;
+    return rt_lights_pdf_env_at(l, wi, (v3){0, 0, 0});
+}
+
+float
+rt_lights_pdf_env_at(const rt_lights *l, v3 wi, v3 n)
+{
+    return l->n && l->env ? env_pdf(l, wi, n) : 0;
 }

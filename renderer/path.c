@@ -105,6 +105,7 @@ typedef struct path {
     float l[3];          /* radiance gathered */
     float bsdf_pdf;      /* of the direction just taken, for MIS at what it hits */
     v3    from;          /* the point it left */
+    v3    normal;        /* the shading normal there (the lights' density depends on it) */
     float width, spread; /* the ray cone: width at `from`, growth per unit length */
 } path;
 
@@ -124,7 +125,7 @@ sample_light(rt__worker *w, rt_sampler *smp, path *p, const rt_bsdf *b, v3 pos, 
     float           pick = rt_sampler_1d(smp), u[2];
     rt_light_sample ls;
     rt_sampler_2d(smp, u);
-    if (!rt_lights_sample(w->lights, pos, pick, u, &ls) || v3_dot(ls.wi, ng) <= 0)
+    if (!rt_lights_sample_at(w->lights, pos, n, pick, u, &ls) || v3_dot(ls.wi, ng) <= 0)
         return;
     v3    wi = v3_to_local(ls.wi, t, bt, n);
     float f[3], pdf_b;
@@ -163,7 +164,9 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3])
             float le[3];
             rt__env_radiance(w, dir, p.spread, le);
             add(&p, le,
-                depth == 0 ? 1 : bsdf_weight(w, p.bsdf_pdf, rt_lights_pdf_env(w->lights, dir)));
+                depth == 0
+                    ? 1
+                    : bsdf_weight(w, p.bsdf_pdf, rt_lights_pdf_env_at(w->lights, dir, p.normal)));
             break;
         }
         hit |= depth == 0;
@@ -221,6 +224,7 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3])
             p.beta[c] *= f[c] * wi.z / pdf;
         p.bsdf_pdf = pdf;
         p.from = h.p;
+        p.normal = n;
         /* Rougher surfaces spread the cone faster. */
         p.spread += sf.roughness * sf.roughness;
 

@@ -838,9 +838,59 @@ case_env_black(const char *arg)
     rt_lights_destroy(l);
 }
 
+/* From a surface (rt_lights_sample_at): an environment sample comes half
+ * from the grid, half from a cosine lobe about the normal. Each sample's pdf
+ * is the mixture's (rt_lights_pdf_env_at), it integrates to 1, and under an
+ * even sky a quarter of the samples (half the grid's) fall behind the
+ * surface instead of a half. */
+static void
+case_env_surface(const char *arg)
+{
+    (void)arg;
+    float lum[ENV_W * ENV_H];
+    for (int i = 0; i < ENV_W * ENV_H; i++)
+        lum[i] = 1;
+    rt_env_grid env = {lum, ENV_W, ENV_H};
+    test_scene  t;
+    scene_init(&t);
+    rt_lights *l = lights_make(&t, &env);
+    v3         n = v3_norm((v3){0.3f, 0.8f, -0.5f});
+    enum { N = 200000 };
+    rng r = {0x9e3779b97f4a7c15u};
+    int ok = 0, behind = 0, bad_pdf = 0;
+    for (int k = 0; k < N; k++) {
+        float           u[2] = {rng_float(&r), rng_float(&r)};
+        rt_light_sample o;
+        if (!rt_lights_sample_at(l, (v3){0, 0, 0}, n, rng_float(&r), u, &o))
+            continue;
+        ok++;
+        behind += v3_dot(o.wi, n) <= 0;
+        float want = rt_lights_pdf_env_at(l, o.wi, n);
+        bad_pdf += fabsf(o.pdf - want) > 1e-3f * want;
+    }
+    CHECK(ok > N * 0.99);
+    CHECK_EQ_INT(bad_pdf, 0);
+    double frac = (double)behind / ok;
+    CHECK_ABS(frac, 0.25, 0.01); /* the share of samples behind the surface */
+    /* The mixture's density over the sphere: 1. */
+    enum { NA = 512, NB = 512 };
+    rng    q = {0x2545f4914f6cdd1du};
+    double sum = 0;
+    for (int a = 0; a < NA; a++)
+        for (int b = 0; b < NB; b++) {
+            double d[3];
+            sphere_dir(a, b, NA, NB, &q, d);
+            sum += rt_lights_pdf_env_at(l, (v3){(float)d[0], (float)d[1], (float)d[2]}, n);
+        }
+    double integral = 4 * PI * sum / ((double)NA * NB);
+    CHECK_ABS(integral, 1.0, 0.02);
+    rt_lights_destroy(l);
+}
+
 static const rt_test_case cases[] = {
     {"env_mapping", case_env_mapping},
     {"env_pdf", case_env_pdf},
+    {"env_surface", case_env_surface},
     {"env_mixed", case_env_mixed},
     {"env_black", case_env_black},
     {"triangle", case_triangle},
