@@ -71,6 +71,22 @@ static int rt_test_failures;
     } while (0)
 
 /* Stops the case at once: for a failure that makes the rest meaningless. */
+/* Floating-point closeness (tests that use them include <math.h>):
+ * |a - b| <= tol * |b|, and |a - b| <= tol. */
+#define CHECK_REL(a, b, tol)                                                                       \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);                             \
+        if (!(fabs(a_ - b_) <= t_ * fmax(fabs(b_), 1e-30)))                                        \
+            RT_CHECK_FAIL_("CHECK_REL(%s, %s, %s): %.9g != %.9g", #a, #b, #tol, a_, b_);           \
+    } while (0)
+
+#define CHECK_ABS(a, b, tol)                                                                       \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);                             \
+        if (!(fabs(a_ - b_) <= t_))                                                                \
+            RT_CHECK_FAIL_("CHECK_ABS(%s, %s, %s): %.9g != %.9g", #a, #b, #tol, a_, b_);           \
+    } while (0)
+
 #define REQUIRE(cond)                                                                              \
     do {                                                                                           \
         if (!(cond)) {                                                                             \

@@ -17,21 +17,6 @@
 
 #define PI 3.14159265358979323846
 
-/* |a - b| <= tol * |b|: relative. */
-#define CHECK_REL(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);                             \
-        if (!(fabs(a_ - b_) <= t_ * fmax(fabs(b_), 1e-30)))                                        \
-            RT_CHECK_FAIL_("CHECK_REL(%s, %s, %s): %.9g != %.9g", #a, #b, #tol, a_, b_);           \
-    } while (0)
-
-#define CHECK_ABS(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);                             \
-        if (!(fabs(a_ - b_) <= t_))                                                                \
-            RT_CHECK_FAIL_("CHECK_ABS(%s, %s, %s): %.9g != %.9g", #a, #b, #tol, a_, b_);           \
-    } while (0)
-
 /* --- deterministic random numbers ----------------------------------------- */
 
 typedef struct rng {

@@ -1,0 +1,644 @@
+/* study: a timing study of thread scaling and of what interning costs.
+ *
+ *   study SCENE [--threads 1,2,4,...] [--modes full,bypass,early-out]
+ *               [--locks default,rwspin,...] [--repeat K] [--out PREFIX]
+ *               [--quick] [render options: -r W H, --spp N, --integrator I, ...]
+ *
+ * Renders SCENE for every (mode, lock, thread count), K times each, in
+ * rounds that visit every configuration once (so a slow spell of the
+ * machine touches them all), and reports the median (min and max kept).
+ * Every render starts cold, as a new process would: a new string table
+ * with that run's lock strategy, the scene imported into it again, a new
+ * texture system (no file open, no tile cached) and zeroed statistics;
+ * only the operating system's file cache carries over (one untimed render
+ * first fills it for everyone).
+ *
+ * Prints the machine's cores, then per mode and lock the classic table
+ * (time, percent of light speed, expected linear time), the interning cost
+ * (bypass minus early-out) per thread count, the lock strategies side by
+ * side, and a Universal Scalability Law fit of each curve over the thread
+ * counts up to the physical cores. Writes PREFIX.csv and PREFIX.json (every
+ * run, every statistic) and PREFIX.png (gnuplot: time against threads,
+ * with the ideal curve and the core count), each through a temporary file.
+ * Ctrl-C stops after the current render; what was measured is written. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "rt_render.h"
+#include "study_table.h"
+#include "usl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_LIST 64
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: study SCENE [options] [render options]\n"
+          "  --threads LIST   thread counts (default 1,2,4,8,12,16,20,24,32)\n"
+          "  --modes LIST     full, bypass, early-out (default all three)\n"
+          "  --locks LIST     mutex, spin, rwspin, sharded, lockfree, default (default: default)\n"
+          "  --repeat K       renders per configuration, median reported (default 3)\n"
+          "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
+          "  --quick          a smoke run: threads 1,2, repeat 1, 64x48 unless -r is given\n"
+          "  render options   as `render` takes them: -r W H, --spp N, --integrator I, ...\n",
+          f);
+}
+
+static _Noreturn void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("study: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(status);
+}
+
+/* ---- the plan ---- */
+
+typedef struct plan {
+    unsigned        threads[MAX_LIST];
+    int             nthreads;
+    rt_texture_mode modes[3];
+    int             nmodes;
+    ustr_lock       locks[MAX_LIST];
+    int             nlocks;
+    int             repeat;
+    const char     *out;
+    rt_options      o; /* the render options every run starts from */
+} plan;
+
+/* Splits a comma-separated list; `item` checks and stores one entry. */
+static int
+parse_list(const char *opt, const char *arg, int max, bool (*item)(const char *s, void *dst, int i),
+           void *dst)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int   n = 0;
+    if (!copy)
+        die(1, "out of memory");
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            die(2, "%s: at most %d entries", opt, max);
+        if (!item(t, dst, n))
+            die(2, "%s: '%s' is not valid here", opt, t);
+        n++;
+    }
+    free(copy);
+    if (n == 0)
+        die(2, "%s: the list is empty", opt);
+    return n;
+}
+
+static bool
+item_threads(const char *s, void *dst, int i)
+{
+    char         *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s == '-' || end == s || *end || v < 1 || v > RT_MAX_THREADS)
+        return false;
+    ((unsigned *)dst)[i] = (unsigned)v;
+    return true;
+}
+
+static bool
+item_mode(const char *s, void *dst, int i)
+{
+    for (int m = RT_TEXTURE_FULL; m <= RT_TEXTURE_EARLY_OUT; m++) {
+        if (strcmp(s, rt_texture_mode_name((rt_texture_mode)m)) == 0) {
+            ((rt_texture_mode *)dst)[i] = (rt_texture_mode)m;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+item_lock(const char *s, void *dst, int i)
+{
+    return ustr_lock_parse(s, &((ustr_lock *)dst)[i]) == USTR_OK;
+}
+
+/* Takes the study's own options out of argv; the rest (the scene and the
+ * render options) go through render's parser. */
+static void
+plan_parse(int argc, char **argv, plan *p)
+{
+    *p = (plan){.repeat = 3, .out = "study"};
+    static const unsigned default_threads[] = {1, 2, 4, 8, 12, 16, 20, 24, 32};
+    memcpy(p->threads, default_threads, sizeof default_threads);
+    p->nthreads = sizeof default_threads / sizeof *default_threads;
+    p->modes[0] = RT_TEXTURE_FULL, p->modes[1] = RT_TEXTURE_BYPASS;
+    p->modes[2] = RT_TEXTURE_EARLY_OUT, p->nmodes = 3;
+    p->locks[0] = USTR_LOCK_DEFAULT, p->nlocks = 1;
+    bool   quick = false, resolution = false;
+    char **rest = calloc((size_t)argc + 3, sizeof *rest);
+    int    n = 0;
+    if (!rest)
+        die(1, "out of memory");
+    rest[n++] = "study";
+    rest[n++] = "--quiet";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool        has = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(a, "--threads") == 0 && has) {
+            p->nthreads = parse_list(a, argv[++i], MAX_LIST, item_threads, p->threads);
+        } else if (strcmp(a, "--modes") == 0 && has) {
+            p->nmodes = parse_list(a, argv[++i], 3, item_mode, p->modes);
+        } else if (strcmp(a, "--locks") == 0 && has) {
+            p->nlocks = parse_list(a, argv[++i], MAX_LIST, item_lock, p->locks);
+        } else if (strcmp(a, "--repeat") == 0 && has) {
+            char *end;
+            long  k = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || k < 1 || k > 63)
+                die(2, "--repeat: '%s' is not a count (1..63)", argv[i]);
+            p->repeat = (int)k;
+        } else if (strcmp(a, "--out") == 0 && has) {
+            p->out = argv[++i];
+        } else if (strncmp(a, "--threads", 9) == 0 || strncmp(a, "--modes", 7) == 0 ||
+                   strncmp(a, "--locks", 7) == 0 || strncmp(a, "--repeat", 8) == 0 ||
+                   strncmp(a, "--out", 5) == 0) {
+            die(2, "%s needs a value (a space, then the value)", a);
+        } else {
+            resolution |= strcmp(a, "-r") == 0 || strncmp(a, "--resolution", 12) == 0;
+            rest[n++] = argv[i];
+        }
+    }
+    if (quick) {
+        p->threads[0] = 1, p->threads[1] = 2, p->nthreads = 2, p->repeat = 1;
+        if (!resolution)
+            rest[n++] = "-r64x48";
+    }
+    int rc = rt_options_parse(n, rest, &p->o);
+    if (rc >= 0)
+        exit(rc == 0 ? 2 : rc); /* its usage errors are study's too */
+    free(rest);
+}
+
+/* ---- the machine ---- */
+
+/* Physical cores: distinct (package, core) pairs in sysfs; 0 when unknown. */
+static unsigned
+physical_cores(void)
+{
+    unsigned pairs[1024][2], n = 0;
+    long     cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < cpus && n < 1024; c++) {
+        char     path[128];
+        unsigned v[2];
+        bool     ok = true;
+        for (int k = 0; k < 2 && ok; k++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/topology/%s", c,
+                     k == 0 ? "physical_package_id" : "core_id");
+            FILE *f = fopen(path, "r");
+            ok = f && fscanf(f, "%u", &v[k]) == 1;
+            if (f)
+                fclose(f);
+        }
+        if (!ok)
+            continue;
+        bool seen = false;
+        for (unsigned i = 0; i < n && !seen; i++)
+            seen = pairs[i][0] == v[0] && pairs[i][1] == v[1];
+        if (!seen)
+            pairs[n][0] = v[0], pairs[n][1] = v[1], n++;
+    }
+    return n;
+}
+
+/* ---- one run ---- */
+
+typedef struct run {
+    int             round;
+    rt_texture_mode mode;
+    ustr_lock       lock;
+    unsigned        threads;
+    rt_render_stats st;
+    ustr_stats      us;
+    tex_stats       ts;
+    double          busy_min, busy_max, cpu;
+} run;
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_interrupt(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+/* Renders once, cold (see the top of this file); false if it could not. */
+static bool
+render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, run *r,
+            char err[RT_ERR_LEN])
+{
+    rt_options o = p->o;
+    o.texture_mode = mode, o.lock = lock, o.threads = threads;
+    ustr_table *strings = NULL;
+    rt_scene   *scene = NULL;
+    tex_system *ts = NULL;
+    rt_image    img = {0};
+    rt_result   res = RT_ERR_NOMEM;
+    *r = (run){.mode = mode, .lock = lock, .threads = threads};
+    if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
+        snprintf(err, RT_ERR_LEN, "cannot make a string table");
+    else if ((res = rt_scene_load(o.scene, strings, &scene, err)) != RT_OK)
+        ;
+    else if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
+                               &ts) != TEX_OK)
+        snprintf(err, RT_ERR_LEN, "cannot start the texture system"), res = RT_ERR_NOMEM;
+    else
+        res = rt_render(&o, scene, ts, strings, &img, &r->st, err);
+    if (res == RT_OK) {
+        ustr_table_stats(strings, &r->us);
+        tex_system_stats(ts, &r->ts);
+        r->busy_min = r->busy_max = r->st.per_thread[0].busy_secs;
+        for (unsigned i = 0; i < threads; i++) {
+            double b = r->st.per_thread[i].busy_secs;
+            r->busy_min = b < r->busy_min ? b : r->busy_min;
+            r->busy_max = b > r->busy_max ? b : r->busy_max;
+        }
+        r->cpu = r->st.total.cpu_secs;
+    }
+    free(img.rgba);
+    tex_system_destroy(ts);
+    rt_scene_free(scene);
+    ustr_table_destroy(strings);
+    return res == RT_OK;
+}
+
+/* ---- results ---- */
+
+/* The median render time of one configuration over its runs; 0: none. */
+static double
+median_of(const run *runs, int n, rt_texture_mode mode, ustr_lock lock, unsigned threads,
+          double *lo, double *hi)
+{
+    double v[64];
+    int    k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (runs[i].mode == mode && runs[i].lock == lock && runs[i].threads == threads)
+            v[k++] = runs[i].st.render_secs;
+    *lo = *hi = 0;
+    for (int i = 0; i < k; i++) {
+        *lo = i == 0 || v[i] < *lo ? v[i] : *lo;
+        *hi = v[i] > *hi ? v[i] : *hi;
+    }
+    return k ? study_median(v, k) : 0;
+}
+
+static void
+print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+{
+    double lo, hi;
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int l = 0; l < p->nlocks; l++) {
+            fprintf(f, "\n%s, lock %s (median of %d renders%s)\n",
+                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]), p->repeat,
+                    p->repeat > 1 ? "; [min .. max] below each" : "");
+            double t1 = median_of(runs, n, p->modes[m], p->locks[l], 1, &lo, &hi);
+            for (int t = 0; t < p->nthreads; t++) {
+                double secs = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                if (secs <= 0)
+                    continue;
+                study_row r = study_row_make(p->threads[t], secs, t1);
+                study_row_print(f, &r, cores);
+                if (p->repeat > 1)
+                    fprintf(f, "         [%.3f .. %.3f]\n", lo, hi);
+            }
+        }
+    }
+    /* Interning: bypass minus early-out, per lock, against the full render. */
+    bool have[3] = {false};
+    for (int m = 0; m < p->nmodes; m++)
+        have[p->modes[m]] = true;
+    if (have[RT_TEXTURE_BYPASS] && have[RT_TEXTURE_EARLY_OUT]) {
+        fprintf(f, "\ninterning cost: bypass - early-out%s\n",
+                have[RT_TEXTURE_FULL] ? " (and its share of the full render)" : "");
+        for (int l = 0; l < p->nlocks; l++) {
+            fprintf(f, "  lock %s\n", ustr_lock_name(p->locks[l]));
+            for (int t = 0; t < p->nthreads; t++) {
+                unsigned th = p->threads[t];
+                double   b = median_of(runs, n, RT_TEXTURE_BYPASS, p->locks[l], th, &lo, &hi);
+                double   e = median_of(runs, n, RT_TEXTURE_EARLY_OUT, p->locks[l], th, &lo, &hi);
+                double   full = median_of(runs, n, RT_TEXTURE_FULL, p->locks[l], th, &lo, &hi);
+                study_intern c = study_intern_make(b, e, full);
+                if (b <= 0 || e <= 0)
+                    continue;
+                fprintf(f, "    -t%-4u%s %8.3f s", th, cores && th > cores ? "*" : " ", c.secs);
+                if (full > 0)
+                    fprintf(f, "  %5.1f%%", 100 * c.share);
+                fputc('\n', f);
+            }
+        }
+    }
+    /* The lock strategies side by side, per mode. */
+    if (p->nlocks > 1) {
+        for (int m = 0; m < p->nmodes; m++) {
+            fprintf(f, "\nlocks side by side, %s (seconds)\n  threads ",
+                    rt_texture_mode_name(p->modes[m]));
+            for (int l = 0; l < p->nlocks; l++)
+                fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
+            fputc('\n', f);
+            for (int t = 0; t < p->nthreads; t++) {
+                fprintf(f, "  -t%-4u%s ", p->threads[t],
+                        cores && p->threads[t] > cores ? "*" : " ");
+                for (int l = 0; l < p->nlocks; l++)
+                    fprintf(f, " %10.3f",
+                            median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi));
+                fputc('\n', f);
+            }
+        }
+    }
+}
+
+/* The Universal Scalability Law on each curve, over N <= the cores. */
+static void
+print_usl(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+{
+    fprintf(f,
+            "\nmodel: Universal Scalability Law, X(N) = N / (1 + s (N - 1) + k N (N - 1)),\n"
+            "fitted to the medians with N <= %u physical cores\n",
+            cores);
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int l = 0; l < p->nlocks; l++) {
+            usl_point pts[MAX_LIST];
+            int       k = 0;
+            double    lo, hi;
+            for (int t = 0; t < p->nthreads; t++) {
+                double secs = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                if (secs > 0 && (!cores || p->threads[t] <= cores))
+                    pts[k++] = (usl_point){(double)p->threads[t], secs};
+            }
+            usl_fit    fit;
+            usl_result r = usl_fit_points(pts, k, &fit);
+            fprintf(f, "  %s, lock %s: ", rt_texture_mode_name(p->modes[m]),
+                    ustr_lock_name(p->locks[l]));
+            if (r != USL_OK) {
+                fprintf(f, "no fit (%s)\n", usl_result_str(r));
+                continue;
+            }
+            fprintf(f, "contention s = %.4f, coherency k = %.5f", fit.sigma, fit.kappa);
+            if (fit.contention_only)
+                fputs(" (too few points: contention alone)", f);
+            if (fit.peak_threads > 0)
+                fprintf(f, ", peak at N = %.1f (speed-up %.2f)", fit.peak_threads,
+                        fit.peak_speedup);
+            else
+                fputs(", no peak", f);
+            fputc('\n', f);
+        }
+    }
+}
+
+/* ---- files: each through a temporary file and a rename ---- */
+
+static FILE *
+file_begin(const char *prefix, const char *ext, char tmp[4096], char path[4096])
+{
+    snprintf(path, 4096, "%s.%s", prefix, ext);
+    snprintf(tmp, 4096, "%s.%s.tmp", prefix, ext);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        fprintf(stderr, "study: %s: cannot write: %s\n", tmp, strerror(errno));
+    return f;
+}
+
+static bool
+file_end(FILE *f, const char *tmp, const char *path)
+{
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        fprintf(stderr, "study: %s: cannot write\n", path);
+        remove(tmp);
+        return false;
+    }
+    return true;
+}
+
+#define CSV_HEADER                                                                                 \
+    "round,mode,lock,threads,render_secs,load_secs,bvh_secs,busy_min_secs,busy_max_secs,"          \
+    "cpu_secs,rays,shading_points,lookups,interns,bypasses,early_outs,lookup_errors,"              \
+    "bad_samples,ustr_lookups,ustr_inserts,ustr_contended,tex_tile_hits,tex_tile_misses,"          \
+    "tex_tiles_loaded,tex_bytes_read,tex_files_opened,tex_file_errors"
+
+static void
+csv_row(FILE *f, const run *r)
+{
+    const rt_thread_stats *t = &r->st.total;
+    fprintf(f,
+            "%d,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+            r->round, rt_texture_mode_name(r->mode), ustr_lock_name(r->lock), r->threads,
+            r->st.render_secs, r->st.load_secs, r->st.bvh_secs, r->busy_min, r->busy_max, r->cpu,
+            t->rays, t->shading_points, t->lookups, t->interns, t->bypasses, t->early_outs,
+            t->lookup_errors, t->bad_samples, r->us.lookups, r->us.inserts, r->us.contended,
+            r->ts.tile_hits, r->ts.tile_misses, r->ts.tiles_loaded, r->ts.bytes_read,
+            r->ts.files_opened, r->ts.file_errors);
+}
+
+static bool
+write_csv(const plan *p, const run *runs, int n)
+{
+    char  tmp[4096], path[4096];
+    FILE *f = file_begin(p->out, "csv", tmp, path);
+    if (!f)
+        return false;
+    fputs(CSV_HEADER "\n", f);
+    for (int i = 0; i < n; i++)
+        csv_row(f, &runs[i]);
+    return file_end(f, tmp, path);
+}
+
+/* The JSON: the machine, the plan, and every run with the CSV's fields. */
+static bool
+write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
+{
+    char  tmp[4096], path[4096];
+    FILE *f = file_begin(p->out, "json", tmp, path);
+    if (!f)
+        return false;
+    fprintf(f, "{\"scene\": \"");
+    for (const char *s = p->o.scene; *s; s++)
+        fprintf(f,
+                *s == '"' || *s == '\\'    ? "\\%c"
+                : (unsigned char)*s < 0x20 ? "\\u%04x"
+                                           : "%c",
+                *s);
+    fprintf(f,
+            "\", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
+            " \"complete\": %s,\n \"width\": %u, \"height\": %u, \"spp\": %u,"
+            " \"integrator\": \"%s\",\n \"runs\": [\n",
+            cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
+            p->o.width, p->o.height, p->o.spp, rt_integrator_name(p->o.integrator));
+    /* Each run as an object of the CSV's columns. */
+    static const char header[] = CSV_HEADER;
+    for (int i = 0; i < n; i++) {
+        char  row[2048];
+        FILE *mem = fmemopen(row, sizeof row, "w");
+        if (!mem)
+            break;
+        csv_row(mem, &runs[i]);
+        fclose(mem);
+        row[strcspn(row, "\n")] = '\0';
+        fputs("  {", f);
+        const char *h = header, *v = row;
+        for (int col = 0; *h; col++) {
+            size_t hn = strcspn(h, ","), vn = strcspn(v, ",");
+            bool   text = col == 1 || col == 2; /* mode, lock */
+            fprintf(f, "%s\"%.*s\": %s%.*s%s", col ? ", " : "", (int)hn, h, text ? "\"" : "",
+                    (int)vn, v, text ? "\"" : "");
+            h += hn + (h[hn] == ',');
+            v += vn + (v[vn] == ',');
+        }
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fputs(" ]}\n", f);
+    return file_end(f, tmp, path);
+}
+
+/* The plot, by gnuplot: time against threads for every (mode, lock), the
+ * ideal t1 / N of each, and the physical core count. */
+static bool
+write_png(const plan *p, const run *runs, int n, unsigned cores)
+{
+    char tmp[4096], path[4096], data[4096];
+    snprintf(path, sizeof path, "%s.png", p->out);
+    snprintf(tmp, sizeof tmp, "%s.png.tmp", p->out);
+    snprintf(data, sizeof data, "%s.plot.tmp", p->out);
+    FILE *d = fopen(data, "w");
+    if (!d) {
+        fprintf(stderr, "study: %s: cannot write: %s\n", data, strerror(errno));
+        return false;
+    }
+    double lo, hi, most = 0;
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int l = 0; l < p->nlocks; l++) {
+            fprintf(d, "# %s %s\n", rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+            double t1 = median_of(runs, n, p->modes[m], p->locks[l], 1, &lo, &hi);
+            for (int t = 0; t < p->nthreads; t++) {
+                double s = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                if (s > 0)
+                    fprintf(d, "%u %.6f %.6f\n", p->threads[t], s, t1 > 0 ? t1 / p->threads[t] : 0);
+                most = p->threads[t] > most ? p->threads[t] : most;
+            }
+            fputs("\n\n", d);
+        }
+    }
+    fclose(d);
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        remove(data);
+        fprintf(stderr, "study: cannot run gnuplot\n");
+        return false;
+    }
+    fprintf(g,
+            "set terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
+            "set title 'render time against threads: %s'\nset xlabel 'threads'\n"
+            "set ylabel 'seconds (median)'\nset logscale xy 2\nset grid\nset key outside right\n",
+            tmp, strrchr(p->o.scene, '/') ? strrchr(p->o.scene, '/') + 1 : p->o.scene);
+    if (cores)
+        fprintf(g,
+                "set arrow from %u, graph 0 to %u, graph 1 nohead dt 2 lc rgb 'gray'\n"
+                "set label 'physical cores' at %u, graph 0.95 offset 0.5,0\n",
+                cores, cores, cores);
+    fprintf(g, "set xrange [0.9:%g]\nplot ", most * 1.1);
+    int idx = 0;
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int l = 0; l < p->nlocks; l++, idx++) {
+            fprintf(g,
+                    "%s'%s' index %d using 1:2 with linespoints lw 2 title '%s, %s', "
+                    "'%s' index %d using 1:3 with lines dt 3 lc %d title 'ideal (%s, %s)'",
+                    idx ? ", " : "", data, idx, rt_texture_mode_name(p->modes[m]),
+                    ustr_lock_name(p->locks[l]), data, idx, idx + 1,
+                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+        }
+    }
+    fputs("\n", g);
+    int rc = pclose(g);
+    remove(data);
+    if (rc != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        fprintf(stderr, "study: %s: gnuplot could not draw it\n", path);
+        return false;
+    }
+    return true;
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+    plan p;
+    plan_parse(argc, argv, &p);
+    unsigned cores = physical_cores();
+    long     hw = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("study: %s\nmachine: %u physical cores, %ld hardware threads%s\n", p.o.scene, cores, hw,
+           cores ? " (* marks thread counts above the cores)" : "");
+
+    /* A first, untimed render: the scene must load (a bad scene stops
+     * here, before any file is written), and the OS caches its files. */
+    char err[RT_ERR_LEN];
+    run *warm = calloc(1, sizeof *warm);
+    if (!warm)
+        die(1, "out of memory");
+    if (!render_cold(&p, p.modes[0], p.locks[0], 1, warm, err))
+        die(1, "%s: %s", p.o.scene, err);
+    free(warm);
+
+    int  total = p.repeat * p.nmodes * p.nlocks * p.nthreads, n = 0;
+    run *runs = calloc((size_t)total, sizeof *runs);
+    if (!runs)
+        die(1, "out of memory");
+    signal(SIGINT, on_interrupt);
+    bool tty = isatty(STDERR_FILENO);
+    for (int k = 0; k < p.repeat && !stop_requested; k++) {
+        for (int l = 0; l < p.nlocks && !stop_requested; l++) {
+            for (int m = 0; m < p.nmodes && !stop_requested; m++) {
+                for (int t = 0; t < p.nthreads && !stop_requested; t++) {
+                    fprintf(stderr, "%sstudy: render %d of %d: round %d, %s, lock %s, -t %u%s",
+                            tty ? "\r" : "", n + 1, total, k + 1, rt_texture_mode_name(p.modes[m]),
+                            ustr_lock_name(p.locks[l]), p.threads[t], tty ? "        " : "\n");
+                    if (!render_cold(&p, p.modes[m], p.locks[l], p.threads[t], &runs[n], err))
+                        die(1, "%s: %s", p.o.scene, err);
+                    runs[n++].round = k + 1;
+                }
+            }
+        }
+    }
+    if (tty)
+        fputc('\n', stderr);
+    bool complete = n == total;
+    if (!complete)
+        fprintf(stderr, "study: interrupted after %d of %d renders; writing what was measured\n", n,
+                total);
+    print_tables(&p, runs, n, cores, stdout);
+    print_usl(&p, runs, n, cores, stdout);
+    bool ok = write_csv(&p, runs, n) && write_json(&p, runs, n, cores, complete) &&
+              write_png(&p, runs, n, cores);
+    printf("\nwrote %s.csv, %s.json, %s.png%s\n", p.out, p.out, p.out,
+           complete ? "" : " (interrupted: incomplete)");
+    free(runs);
+    return ok ? (complete ? 0 : 130) : 1;
+}
