@@ -305,9 +305,18 @@ median_of(const run *runs, int n, rt_texture_mode mode, ustr_lock lock, unsigned
     return k ? study_median(v, k) : 0;
 }
 
+/* "-tN", with '*' past the physical cores, padded to a column. */
+static const char *
+threads_label(unsigned threads, unsigned cores, char buf[16])
+{
+    snprintf(buf, 16, "-t%u%s", threads, cores && threads > cores ? "*" : "");
+    return buf;
+}
+
 static void
 print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
 {
+    char   label[16];
     double lo, hi;
     for (int m = 0; m < p->nmodes; m++) {
         for (int l = 0; l < p->nlocks; l++) {
@@ -343,7 +352,7 @@ print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
                 study_intern c = study_intern_make(b, e, full);
                 if (b <= 0 || e <= 0)
                     continue;
-                fprintf(f, "    -t%-4u%s %8.3f s", th, cores && th > cores ? "*" : " ", c.secs);
+                fprintf(f, "    %-7s %8.3f s", threads_label(th, cores, label), c.secs);
                 if (full > 0)
                     fprintf(f, "  %5.1f%%", 100 * c.share);
                 fputc('\n', f);
@@ -359,8 +368,7 @@ print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
                 fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
             fputc('\n', f);
             for (int t = 0; t < p->nthreads; t++) {
-                fprintf(f, "  -t%-4u%s ", p->threads[t],
-                        cores && p->threads[t] > cores ? "*" : " ");
+                fprintf(f, "  %-8s", threads_label(p->threads[t], cores, label));
                 for (int l = 0; l < p->nlocks; l++)
                     fprintf(f, " %10.3f",
                             median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi));
@@ -555,7 +563,8 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
     fprintf(g,
             "set terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
             "set title 'render time against threads: %s'\nset xlabel 'threads'\n"
-            "set ylabel 'seconds (median)'\nset logscale xy 2\nset grid\nset key outside right\n",
+            "set ylabel 'seconds (median)'\nset logscale xy 2\nset grid\n"
+            "set key outside right top font ',9'\n",
             tmp, strrchr(p->o.scene, '/') ? strrchr(p->o.scene, '/') + 1 : p->o.scene);
     if (cores)
         fprintf(g,
@@ -563,15 +572,21 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
                 "set label 'physical cores' at %u, graph 0.95 offset 0.5,0\n",
                 cores, cores, cores);
     fprintf(g, "set xrange [0.9:%g]\nplot ", most * 1.1);
+    /* A colour per lock, a dash and point per mode, and one grey ideal
+     * curve per mode (from its first lock's 1-thread time). */
     int idx = 0;
     for (int m = 0; m < p->nmodes; m++) {
         for (int l = 0; l < p->nlocks; l++, idx++) {
-            fprintf(g,
-                    "%s'%s' index %d using 1:2 with linespoints lw 2 title '%s, %s', "
-                    "'%s' index %d using 1:3 with lines dt 3 lc %d title 'ideal (%s, %s)'",
-                    idx ? ", " : "", data, idx, rt_texture_mode_name(p->modes[m]),
-                    ustr_lock_name(p->locks[l]), data, idx, idx + 1,
-                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+            fprintf(
+                g,
+                "%s'%s' index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title '%s, %s'",
+                idx ? ", " : "", data, idx, l + 1, m + 1, 5 + 2 * m,
+                rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+            if (l == 0)
+                fprintf(g,
+                        ", '%s' index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
+                        "'ideal, %s'",
+                        data, idx, m + 1, rt_texture_mode_name(p->modes[m]));
         }
     }
     fputs("\n", g);

@@ -38,8 +38,41 @@ quick)
           if (m == "bypass" && !(l == 0 && n == b && n > 0 && t == 0)) bad = bad " bypass:" NR
           if (m == "early-out" && !(n == 0 && t == 0)) bad = bad " early-out:" NR }
         END { if (bad) { print "rows" bad; exit 1 } }' q.csv || fail "mode accounting"
-    grep -q '"complete": true' q.json && grep -q '"mode": "bypass"' q.json &&
-        [ "$(grep -c '"render_secs"' q.json)" = 12 ] || fail "q.json: $(head -c 300 q.json)"
+    grep -q '"complete": true' q.json && [ "$(grep -c '"render_secs"' q.json)" = 12 ] ||
+        fail "q.json: $(head -c 300 q.json)"
+    # The same accounting in the JSON, one run per line.
+    num() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" <<<"$2"; }
+    while read -r line; do
+        l=$(num lookups "$line") n=$(num interns "$line") b=$(num bypasses "$line")
+        t=$(num tex_tiles_loaded "$line")
+        case $line in
+        *'"mode": "full"'*) [ "$l" -gt 0 ] && [ "$n" = "$l" ] && [ "$t" -gt 0 ] ;;
+        *'"mode": "bypass"'*) [ "$l" = 0 ] && [ "$n" = "$b" ] && [ "$n" -gt 0 ] && [ "$t" = 0 ] ;;
+        *'"mode": "early-out"'*) [ "$n" = 0 ] && [ "$t" = 0 ] ;;
+        *) false ;;
+        esac || fail "q.json accounting: $line"
+    done < <(grep '"render_secs"' q.json)
+    ;;
+interrupt)
+    # Ctrl-C stops after the current render; what was measured is written,
+    # marked incomplete, and the exit status says so (130).
+    # Many rounds of renders long enough that the study is still going;
+    # the signal goes once the second render has started (the handler is
+    # in place by then).
+    "$study" --quick --repeat 40 -r 320 240 --out i s.obj >/dev/null 2>i.err &
+    pid=$!
+    for _ in $(seq 600); do
+        grep -q "render 2 of" i.err && break
+        sleep 0.1
+    done
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    [ $rc = 130 ] || fail "exit $rc after Ctrl-C, want 130"
+    grep -q '"complete": false' i.json || fail "i.json not marked incomplete"
+    rows=$(($(wc -l <i.csv) - 1))
+    [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows after Ctrl-C"
+    [ -s i.png ] || fail "no plot after Ctrl-C"
     ;;
 bad_input)
     check() { # message-part args...
