@@ -129,7 +129,11 @@ rt_open_mode_name(rt_open_mode m)
 
 /* ---- errors ---- */
 
-/* Prints "render: MESSAGE" and the hint; returns 2, the usage-error status. */
+/* The program the messages name: argv[0]'s last component ("render", or a
+ * tool that takes render's options, such as "study"). */
+static const char *prog = "render";
+
+/* Prints "PROG: MESSAGE" and the hint; returns 2, the usage-error status. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
@@ -138,10 +142,10 @@ usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("render: ", stderr);
+    fprintf(stderr, "%s: ", prog);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\nTry 'render --help'.\n", stderr);
+    fprintf(stderr, "\nTry '%s --help'.\n", prog);
     return 2;
 }
 
@@ -303,6 +307,10 @@ rt_options_parse(int argc, char **argv, rt_options *o)
     };
     bool bypass = false, early_out = false;
 
+    if (argc > 0 && argv[0] && *argv[0]) {
+        const char *slash = strrchr(argv[0], '/');
+        prog = slash ? slash + 1 : argv[0];
+    }
     optind = 0; /* glibc: full reinitialisation, so we can be called again */
     opterr = 0; /* our own messages */
     for (;;) {

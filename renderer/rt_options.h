@@ -88,7 +88,8 @@ typedef struct rt_options {
  * should return at once: 0 after --help or --version (printed to stdout),
  * 2 after a usage error, which is printed as one line to stderr
  * ("render: -t: '0' is not a thread count (1..1024)") followed by
- * "Try 'render --help'.". Long options take "=" or a space. */
+ * "Try 'render --help'." (named after argv[0]'s last component: a tool that
+ * takes render's options names itself). Long options take "=" or a space. */
 int rt_options_parse(int argc, char **argv, rt_options *o);
 
 void rt_options_usage(FILE *f);
