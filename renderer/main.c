@@ -140,7 +140,13 @@ main(int argc, char **argv)
     stats->load_secs = now() - t0;
 
     tex_system *ts;
-    tex_config  tcfg = {.max_memory_mb = o.max_memory_mb, .strings = strings};
+    /* --restrict-paths: the scene's own folder and the search paths. */
+    const char *allowed[RT_MAX_SEARCH_PATHS + 2] = {scene->folder};
+    for (unsigned i = 0; i < o.nsearch_paths; i++)
+        allowed[i + 1] = o.search_paths[i];
+    tex_config tcfg = {.max_memory_mb = o.max_memory_mb,
+                       .strings = strings,
+                       .allowed_dirs = o.restrict_paths ? allowed : NULL};
     if (tex_system_create(&tcfg, &ts) != TEX_OK) {
         fputs("render: cannot start the texture system\n", stderr);
         rt_scene_free(scene);

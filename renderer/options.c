@@ -58,6 +58,9 @@ rt_options_usage(FILE *f)
           "      --max-depth N       bounces of a path (path; default 8, at most 1024)\n"
           "      --envmap FILE       lat-long environment map, EXR or PNG, +y up (path;\n"
           "                          default none: black)\n"
+          "      --restrict-paths    read textures only from the scene's folder and the\n"
+          "                          --search-path folders (untrusted scenes)\n"
+          "      --search-path DIR   a folder textures may come from (repeatable)\n"
           "      --light-sampling S  mis, light or bsdf: how the path tracer finds area\n"
           "                          lights and the environment (default mis)\n"
           "      --max-memory-mb N   texture cache size in MiB (default 1024)\n"
@@ -225,6 +228,8 @@ enum {
     OPT_MAX_DEPTH,
     OPT_ENVMAP,
     OPT_LIGHT_SAMPLING,
+    OPT_RESTRICT_PATHS,
+    OPT_SEARCH_PATH,
     OPT_STATS,
     OPT_STATS_JSON,
     OPT_QUIET,
@@ -252,6 +257,8 @@ static const struct option longopts[] = {
     {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
     {"envmap", required_argument, NULL, OPT_ENVMAP},
     {"light-sampling", required_argument, NULL, OPT_LIGHT_SAMPLING},
+    {"restrict-paths", no_argument, NULL, OPT_RESTRICT_PATHS},
+    {"search-path", required_argument, NULL, OPT_SEARCH_PATH},
     {"stats", no_argument, NULL, OPT_STATS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -453,6 +460,16 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             if (!*optarg)
                 return usage_error("%s: needs a file name", name);
             o->envmap = optarg;
+            break;
+        case OPT_RESTRICT_PATHS:
+            o->restrict_paths = true;
+            break;
+        case OPT_SEARCH_PATH:
+            if (!*optarg)
+                return usage_error("%s: needs a folder", name);
+            if (o->nsearch_paths == RT_MAX_SEARCH_PATHS)
+                return usage_error("%s: at most %d folders", name, RT_MAX_SEARCH_PATHS);
+            o->search_paths[o->nsearch_paths++] = optarg;
             break;
         case OPT_LIGHT_SAMPLING: {
             bool found = false;

@@ -52,6 +52,8 @@ typedef enum rt_light_sampling {
     RT_SAMPLING_BSDF,  /* the BSDF's directions only (point lights still by NEE) */
 } rt_light_sampling;
 
+#define RT_MAX_SEARCH_PATHS 16 /* --search-path, at most */
+
 typedef struct rt_options {
     const char       *scene;         /* the scene file (required) */
     const char       *output;        /* .exr or .png; NULL: render.exr */
@@ -71,10 +73,14 @@ typedef struct rt_options {
     size_t            max_memory_mb;  /* texture cache; 0: the texture system's default */
     bool              has_camera_pos, has_look_at, has_fov;
     float             camera_pos[3], look_at[3], fov_degrees; /* vertical */
-    float             exposure; /* stops, applied to PNG output; default 0 */
-    bool              stats;    /* --stats: the report on stderr */
-    const char       *stats_json;
-    bool              quiet; /* no progress bar, no warnings but errors */
+    float             exposure;       /* stops, applied to PNG output; default 0 */
+    bool              restrict_paths; /* --restrict-paths: textures only from the scene's folder
+                                       * and the search paths */
+    const char *search_paths[RT_MAX_SEARCH_PATHS]; /* --search-path DIR, repeatable */
+    unsigned    nsearch_paths;
+    bool        stats; /* --stats: the report on stderr */
+    const char *stats_json;
+    bool        quiet; /* no progress bar, no warnings but errors */
 } rt_options;
 
 /* Limits the command line enforces, with the reason in the error. */

@@ -375,6 +375,12 @@ open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex_result r = TEX_OK;
     tex_image  img;
+    /* A name aliased to a path of the caller's own (tex_file_alias) is
+     * trusted: the caller wrote that file. */
+    if (f->path == f->name && !tex__path_allowed(ts, f->path)) {
+        snprintf(err, TEX_ERR_LEN, "refused: outside the allowed folders");
+        return TEX_ERR_OPEN;
+    }
     switch (tex__sniff(f->path, err, &r)) {
     case TEX__FORMAT_EXR:
         return open_exr(ts, f, err); /* tiled and MIP-mapped: tile by tile */

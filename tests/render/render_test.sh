@@ -158,6 +158,45 @@ OBJ
             >/dev/null && fail "$integrator: the opaque quad does not show"
     done
     ;;
+restrict_paths)
+    # --restrict-paths: a texture outside the scene's folder (by "..", by
+    # an absolute path, by a symbolic link out) is refused, named once, and
+    # drawn with the fill; inside, or in a --search-path folder, it loads.
+    mkdir -p "$tmp/scene/tex" "$tmp/outside" "$tmp/shared"
+    "$texgen" --count 1 --size 16 "$tmp/scene/tex" >/dev/null || fail texgen
+    for d in outside shared; do cp "$tmp/scene/tex/tex00.png" "$tmp/$d/$d.png"; done
+    ln -s "$tmp/outside/outside.png" "$tmp/scene/tex/link.png"
+    printf 'newmtl in\nKd 1 1 1\nmap_Kd tex/tex00.png\n' >"$tmp/scene/s.mtl"
+    printf 'newmtl up\nKd 1 1 1\nmap_Kd ../outside/outside.png\n' >>"$tmp/scene/s.mtl"
+    printf 'newmtl abs\nKd 1 1 1\nmap_Kd %s\n' "$tmp/outside/outside.png" >>"$tmp/scene/s.mtl"
+    printf 'newmtl sym\nKd 1 1 1\nmap_Kd tex/link.png\n' >>"$tmp/scene/s.mtl"
+    printf 'newmtl search\nKd 1 1 1\nmap_Kd ../shared/shared.png\n' >>"$tmp/scene/s.mtl"
+    {
+        echo "mtllib s.mtl"
+        for i in 0 1 2 3 4; do
+            echo "v $i 0 0"; echo "v $((i + 1)) 0 0"; echo "v $i 1 0"
+        done
+        echo "vt 0 0"; echo "vt 1 0"; echo "vt 0 1"
+        i=1
+        for m in in up abs sym search; do
+            echo "usemtl $m"; echo "f $i/1 $((i + 1))/2 $((i + 2))/3"; i=$((i + 3))
+        done
+    } >"$tmp/scene/s.obj"
+    run() {
+        "$render" -t 2 -r 32 8 --integrator albedo --camera-pos 2.5,0.5,6 --look-at 2.5,0.5,0 \
+            --stats-json "$tmp/r.json" -o "$tmp/r.exr" "$@" "$tmp/scene/s.obj" 2>&1 >/dev/null
+    }
+    err=$(run) || fail "unrestricted: exit $?"
+    [ "$(json files_opened "$tmp/r.json")" = 5 ] || fail "unrestricted: not every file opened: $err"
+    err=$(run --restrict-paths --search-path "$tmp/shared") || fail "restricted: exit $?"
+    for name in outside/outside.png tex/link.png; do
+        [ "$(grep -c "$name: refused: outside the allowed folders" <<<"$err")" -ge 1 ] ||
+            fail "restricted: '$name' not refused: $err"
+    done
+    [ "$(grep -c refused <<<"$err")" = 3 ] || fail "restricted: want 3 refusals: $err"
+    [ "$(json files_opened "$tmp/r.json")" = 2 ] || fail "restricted: in and search not both opened"
+    [ "$(json file_errors "$tmp/r.json")" = 3 ] || fail "restricted: file_errors"
+    ;;
 missing_texture)
     for open in upfront lazy; do
         err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||

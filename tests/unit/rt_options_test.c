@@ -225,6 +225,12 @@ case_space_form(const char *arg)
         CHECK_EQ_INT(o.lock, locks[i].lock);
         args_free(&a);
     }
+    parse_ok(WORDS("--restrict-paths", "--search-path", "a", "--search-path=b/c", "s"), &o, &a);
+    CHECK(o.restrict_paths);
+    CHECK_EQ_INT(o.nsearch_paths, 2);
+    CHECK_EQ_STR(o.search_paths[0], "a");
+    CHECK_EQ_STR(o.search_paths[1], "b/c");
+    args_free(&a);
     parse_ok(WORDS("--integrator", "eyelight", "s"), &o, &a);
     CHECK_EQ_INT(o.spp, 1); /* one point per pixel is the simple integrators' default */
     args_free(&a);
@@ -358,6 +364,8 @@ case_help(const char *arg)
                                             "--integrator",
                                             "--max-depth",
                                             "--envmap",
+                                            "--restrict-paths",
+                                            "--search-path",
                                             "--max-memory-mb",
                                             "--camera-pos",
                                             "--look-at",
@@ -442,6 +450,7 @@ static const bad_input bad_inputs[] = {
     {"max_depth_word", WORDS("--max-depth", "deep", "s"), {"--max-depth", "'deep'"}},
     {"max_depth_huge", WORDS("--max-depth=1025", "s"), {"--max-depth", "'1025'"}},
     {"envmap_empty", WORDS("--envmap=", "s"), {"--envmap"}},
+    {"search_path_empty", WORDS("--search-path=", "s"), {"--search-path"}},
     {"bypass_and_early_out",
      WORDS("--early-out", "--bypass-texture", "s"),
      {"--bypass-texture", "--early-out"}},
