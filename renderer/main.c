@@ -4,16 +4,27 @@
 #include "rt_options.h"
 #include "rt_render.h"
 #include "rt_scene.h"
+#include "tex_exr.h"
 #include "texture.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+static bool
+is_exr(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".exr") == 0;
+}
 
 static double
 now(void)
@@ -100,6 +111,81 @@ embedded_remove(char *dir, uint32_t n)
     free(dir);
 }
 
+/* ---- interruption ---- */
+
+static volatile sig_atomic_t signalled; /* the first SIGINT or SIGTERM */
+
+/* The first signal asks the render to stop at the next tile boundary (the
+ * tiles done are written, marked partial); a second stops at once, writing
+ * nothing (an output is only ever renamed into place whole). */
+static void
+on_signal(int sig)
+{
+    if (signalled)
+        _exit(128 + sig);
+    signalled = sig;
+    rt_render_cancel();
+}
+
+static void
+signals_catch(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* --resume: the partial EXR at the output path, if it is one of a render
+ * with these options, as pixels and a map of the tiles it has. */
+static bool
+resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR_LEN])
+{
+    tex_exr     *f = NULL;
+    tex_exr_info info;
+    tex_image    pix = {0}, rgba = {0};
+    char         terr[TEX_ERR_LEN], want[32];
+    const char  *v;
+    bool         ok = false;
+    uint32_t ntiles = ((o->width + o->tile - 1) / o->tile) * ((o->height + o->tile - 1) / o->tile);
+    if (tex_exr_open(out, &f, &info, terr) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "--resume: %.200s", terr);
+        return false;
+    }
+#define SAME(attr, fmt, value)                                                                     \
+    (snprintf(want, sizeof want, fmt, value), tex_exr_attr_string(f, attr, &v) && !strcmp(v, want))
+    if (!tex_exr_attr_string(f, "rt:partial", &v) || strcmp(v, "1") != 0)
+        snprintf(err, RT_ERR_LEN, "--resume: not a partial render");
+    else if (info.width != o->width || info.height != o->height ||
+             !SAME("rt:tile", "%u", o->tile) || !SAME("rt:spp", "%u", o->spp) ||
+             !SAME("rt:seed", "%" PRIu64, o->seed) ||
+             !SAME("rt:integrator", "%s", rt_integrator_name(o->integrator)))
+        snprintf(err, RT_ERR_LEN,
+                 "--resume: rendered with other options (size, --tile, --spp, "
+                 "--seed or --integrator)");
+    else if (!(img->done = malloc(ntiles)) || !tex_exr_attr_string(f, "rt:missing_tiles", &v) ||
+             !rt_tiles_missing_parse(v, img->done, ntiles))
+        snprintf(err, RT_ERR_LEN, "--resume: its list of missing tiles is damaged");
+    else if (tex_exr_read_image(f, 0, &pix, terr) != TEX_OK ||
+             tex_image_convert(&pix, TEX_TYPE_FLOAT, false, &rgba, terr) != TEX_OK ||
+             rgba.nchannels != 4)
+        snprintf(err, RT_ERR_LEN, "--resume: %.200s", rgba.pixels ? "not RGBA" : terr);
+    else
+        ok = true;
+#undef SAME
+    tex_exr_close(f);
+    tex_image_free(&pix);
+    if (ok) {
+        img->width = o->width, img->height = o->height;
+        img->rgba = rgba.pixels; /* handed over */
+    } else {
+        tex_image_free(&rgba);
+        free(img->done);
+        img->done = NULL;
+    }
+    return ok;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -156,20 +242,39 @@ main(int argc, char **argv)
     }
     char    *embedded = embedded_extract(scene, ts, strings);
     rt_image img = {0};
-    r = rt_render(&o, scene, ts, strings, &img, stats, err);
+    r = o.resume && !resume_load(&o, out, &img, err) ? RT_ERR_INVALID : RT_OK;
+    if (r == RT_OK) {
+        signals_catch();
+        r = rt_render(&o, scene, ts, strings, &img, stats, err);
+    }
     if (r == RT_OK)
         r = rt_image_write(&o, &img, stats, err);
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
+    if (r == RT_OK && img.done) {
+        uint32_t ntiles = ((o.width + o.tile - 1) / o.tile) * ((o.height + o.tile - 1) / o.tile),
+                 have = 0;
+        for (uint32_t i = 0; i < ntiles; i++)
+            have += img.done[i];
+        fprintf(stderr,
+                "render: %s: interrupted (%s) with %u of %u tiles rendered: wrote a partial "
+                "image%s\n",
+                out, signalled == SIGTERM ? "SIGTERM" : "SIGINT", have, ntiles,
+                is_exr(out) ? "; render --resume finishes it" : " (PNG: cannot be resumed)");
+    }
     if (r == RT_OK && o.stats)
         rt_report_print(&o, stats, ts, strings, stderr);
     if (r == RT_OK && o.stats_json && rt_report_json(&o, stats, ts, strings, o.stats_json, err))
         fprintf(stderr, "render: %s: %s\n", o.stats_json, err), r = RT_ERR_OPEN;
+    bool partial = img.done != NULL;
     free(img.rgba);
+    free(img.done);
     tex_system_destroy(ts);
     embedded_remove(embedded, scene->nembedded);
     rt_scene_free(scene);
     ustr_table_destroy(strings);
     free(stats);
+    if (r == RT_OK && partial)
+        return 128 + (signalled ? signalled : SIGINT); /* 130 or 143, as a shell reports it */
     return r == RT_OK ? 0 : 1;
 }

@@ -58,6 +58,8 @@ rt_options_usage(FILE *f)
           "      --max-depth N       bounces of a path (path; default 8, at most 1024)\n"
           "      --envmap FILE       lat-long environment map, EXR or PNG, +y up (path;\n"
           "                          default none: black)\n"
+          "      --resume            finish the partial EXR an interrupted render left at\n"
+          "                          the output path (same scene and options)\n"
           "      --restrict-paths    read textures only from the scene's folder and the\n"
           "                          --search-path folders (untrusted scenes)\n"
           "      --search-path DIR   a folder textures may come from (repeatable)\n"
@@ -229,6 +231,7 @@ enum {
     OPT_ENVMAP,
     OPT_LIGHT_SAMPLING,
     OPT_RESTRICT_PATHS,
+    OPT_RESUME,
     OPT_SEARCH_PATH,
     OPT_STATS,
     OPT_STATS_JSON,
@@ -258,6 +261,7 @@ static const struct option longopts[] = {
     {"envmap", required_argument, NULL, OPT_ENVMAP},
     {"light-sampling", required_argument, NULL, OPT_LIGHT_SAMPLING},
     {"restrict-paths", no_argument, NULL, OPT_RESTRICT_PATHS},
+    {"resume", no_argument, NULL, OPT_RESUME},
     {"search-path", required_argument, NULL, OPT_SEARCH_PATH},
     {"stats", no_argument, NULL, OPT_STATS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
@@ -463,6 +467,9 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             break;
         case OPT_RESTRICT_PATHS:
             o->restrict_paths = true;
+            break;
+        case OPT_RESUME:
+            o->resume = true;
             break;
         case OPT_SEARCH_PATH:
             if (!*optarg)

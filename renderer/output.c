@@ -28,6 +28,67 @@ from_tex(tex_result r)
     return r == TEX_OK ? RT_OK : r == TEX_ERR_NOMEM ? RT_ERR_NOMEM : RT_ERR_OPEN;
 }
 
+static uint32_t
+tiles_of(const rt_options *o)
+{
+    return ((o->width + o->tile - 1) / o->tile) * ((o->height + o->tile - 1) / o->tile);
+}
+
+char *
+rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles)
+{
+    size_t cap = 64, len = 0;
+    char  *s = malloc(cap);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (uint32_t i = 0; i < ntiles; i++) {
+        if (done[i])
+            continue;
+        uint32_t j = i;
+        while (j + 1 < ntiles && !done[j + 1])
+            j++;
+        char part[32];
+        int  n = j > i ? snprintf(part, sizeof part, "%s%u-%u", len ? "," : "", i, j)
+                       : snprintf(part, sizeof part, "%s%u", len ? "," : "", i);
+        if (len + (size_t)n + 1 > cap) {
+            char *bigger = realloc(s, cap = 2 * cap + (size_t)n);
+            if (!bigger) {
+                free(s);
+                return NULL;
+            }
+            s = bigger;
+        }
+        memcpy(s + len, part, (size_t)n + 1);
+        len += (size_t)n;
+        i = j;
+    }
+    return s;
+}
+
+bool
+rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles)
+{
+    memset(done, 1, ntiles);
+    while (*s) {
+        char         *end;
+        unsigned long a = strtoul(s, &end, 10), b = a;
+        if (end == s || *s == '-')
+            return false;
+        if (*end == '-') {
+            const char *t = end + 1;
+            b = strtoul(t, &end, 10);
+            if (end == t || *t == '-')
+                return false;
+        }
+        if (a > b || b >= ntiles || (*end && *end != ','))
+            return false;
+        memset(done + a, 0, b - a + 1);
+        s = *end ? end + 1 : end;
+    }
+    return true;
+}
+
 rt_result
 rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                char err[RT_ERR_LEN])
@@ -57,11 +118,13 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             tex_image_free(&png);
         }
     } else {
-        char threads[32], spp[32], depth[32];
+        char threads[32], spp[32], depth[32], tile[32], seed[32];
+        snprintf(tile, sizeof tile, "%u", o->tile);
+        snprintf(seed, sizeof seed, "%" PRIu64, o->seed);
         snprintf(depth, sizeof depth, "%u", o->max_depth);
         snprintf(threads, sizeof threads, "%u", stats->threads);
         snprintf(spp, sizeof spp, "%u", o->spp);
-        tex_exr_attr attrs[] = {
+        tex_exr_attr attrs[16] = {
             {.name = "rt:version", .is_string = true, .s = RT_VERSION},
             {.name = "rt:render_seconds", .f = (float)stats->render_secs},
             {.name = "rt:threads", .is_string = true, .s = threads},
@@ -75,8 +138,24 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             {.name = "rt:integrator", .is_string = true, .s = rt_integrator_name(o->integrator)},
             {.name = "rt:max_depth", .is_string = true, .s = depth},
             {.name = "rt:envmap", .is_string = true, .s = o->envmap ? o->envmap : ""},
+            {.name = "rt:tile", .is_string = true, .s = tile},
+            {.name = "rt:seed", .is_string = true, .s = seed},
         };
-        r = tex_exr_write_scanline(path, &film, attrs, sizeof attrs / sizeof attrs[0], terr);
+        size_t nattrs = 0;
+        while (nattrs < sizeof attrs / sizeof attrs[0] && attrs[nattrs].name)
+            nattrs++;
+        /* A partial image says so, and which tiles it lacks, for --resume. */
+        char *missing = img->done ? rt_tiles_missing_format(img->done, tiles_of(o)) : NULL;
+        if (img->done) {
+            attrs[nattrs++] = (tex_exr_attr){.name = "rt:partial", .is_string = true, .s = "1"};
+            attrs[nattrs++] = (tex_exr_attr){
+                .name = "rt:missing_tiles", .is_string = true, .s = missing ? missing : ""};
+        }
+        r = img->done && !missing ? TEX_ERR_NOMEM
+                                  : tex_exr_write_scanline(path, &film, attrs, nattrs, terr);
+        if (r == TEX_ERR_NOMEM && img->done && !missing)
+            snprintf(terr, sizeof terr, "out of memory");
+        free(missing);
     }
     if (r != TEX_OK)
         snprintf(err, RT_ERR_LEN, "%s", terr);

@@ -28,6 +28,32 @@ now(void)
     return clock_secs(CLOCK_MONOTONIC);
 }
 
+/* ---- cancelling ---- */
+
+/* Lock-free, so storing it is async-signal-safe; relaxed everywhere: it
+ * publishes nothing, the workers only need to see it soon, and what they
+ * rendered reaches the caller through pthread_join(). */
+static atomic_bool cancel_requested;
+_Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "rt_render_cancel() must be async-signal-safe");
+
+void
+rt_render_cancel(void)
+{
+    atomic_store_explicit(&cancel_requested, true, memory_order_relaxed);
+}
+
+bool
+rt_render_cancelled(void)
+{
+    return atomic_load_explicit(&cancel_requested, memory_order_relaxed);
+}
+
+void
+rt_render_cancel_reset(void)
+{
+    atomic_store_explicit(&cancel_requested, false, memory_order_relaxed);
+}
+
 /* ---- camera ---- */
 
 static void
@@ -398,8 +424,13 @@ worker_main(void *arg)
             continue;
         }
         i -= w->nopens;
-        if (i >= w->ntiles)
+        if (i >= w->ntiles || rt_render_cancelled())
             break;
+        if (w->done[i]) { /* resumed: rendered before */
+            /* Relaxed: progress display only. */
+            atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
+            continue;
+        }
         uint32_t x0 = (i % w->tiles_x) * w->o->tile, y0 = (i / w->tiles_x) * w->o->tile;
         for (uint32_t y = y0; y < y0 + w->o->tile && y < w->o->height; y++)
             for (uint32_t x = x0; x < x0 + w->o->tile && x < w->o->width; x++)
@@ -408,6 +439,7 @@ worker_main(void *arg)
                 else
                     render_pixel(w, x, y);
         w->st->tiles++;
+        w->done[i] = 1; /* this worker's alone: each tile is handed out once */
         /* Relaxed: progress display only. */
         atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
     }
@@ -441,6 +473,7 @@ typedef struct job_board {
     _Atomic uint32_t    next, done, running;
     const rt__open_job *opens;
     const uint8_t      *needs;
+    uint8_t            *done_map; /* rt_image.done */
     const rt_lights    *lights;
     const rt__env      *env;
     uint32_t            nopens, tiles_x, ntiles;
@@ -473,6 +506,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
                             .running = &jb->running,
                             .opens = jb->opens,
                             .needs = jb->needs,
+                            .done = jb->done_map,
                             .lights = jb->lights,
                             .env = jb->env,
                             .nopens = jb->nopens,
@@ -517,8 +551,10 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     }
     stats->render_secs = last - first;
     free(w);
-    /* Relaxed: after the joins. */
-    if (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles) {
+    /* Relaxed: after the joins. Short of the tiles and not cancelled: the
+     * workers that did start could not make their texture contexts. */
+    if (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
+        !rt_render_cancelled()) {
         snprintf(err, RT_ERR_LEN, "out of memory: workers could not start");
         return RT_ERR_NOMEM;
     }
@@ -599,8 +635,14 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     atomic_init(&jb.next, 0), atomic_init(&jb.done, 0), atomic_init(&jb.running, o->threads);
     stats->threads = o->threads;
     stats->ntiles = jb.ntiles;
+    /* Resuming: the pixels and the map of rendered tiles are given. */
+    bool resume = img->rgba && img->done;
+    if (img->rgba && (!resume || img->width != o->width || img->height != o->height)) {
+        snprintf(err, RT_ERR_LEN, "cannot resume: not the image these options make");
+        bvh_free(&b);
+        return RT_ERR_INVALID;
+    }
     img->width = o->width, img->height = o->height;
-    img->rgba = NULL;
     rt__open_job *opens = NULL;
     uint8_t      *needs = NULL;
     rt__env       env = {0};
@@ -609,13 +651,17 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     if (r == RT_OK && (r = path_setup(o, scene, ts, strings, &env, &lights, &grid)) != RT_OK)
         snprintf(err, RT_ERR_LEN, "out of memory for the lights");
     if (r == RT_OK) {
-        img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
+        if (!resume) {
+            img->rgba = calloc((size_t)o->width * o->height * 4, sizeof(float));
+            img->done = calloc(jb.ntiles, 1);
+        }
         needs = malloc(scene->nmaterials ? scene->nmaterials : 1);
         for (uint32_t m = 0; needs && m < scene->nmaterials; m++)
             needs[m] = rt__material_needs(o, &scene->materials[m]);
         /* Only full texturing reads files; the other modes must not open any. */
         bool upfront = o->texture_mode == RT_TEXTURE_FULL && o->open == RT_OPEN_UPFRONT;
-        if (!img->rgba || !needs || (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
+        if (!img->rgba || !img->done || !needs ||
+            (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
             snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
             r = RT_ERR_NOMEM;
         }
@@ -624,11 +670,20 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
         rt__view v;
         view_setup(o, scene, &v);
         jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
+        jb.done_map = img->done;
         r = run_workers(o, scene, &v, b.scene, ts, strings, img, &jb, stats, err);
     }
     if (r != RT_OK) {
-        free(img->rgba);
-        img->rgba = NULL;
+        free(img->rgba), free(img->done);
+        img->rgba = NULL, img->done = NULL;
+    } else {
+        bool all = true;
+        for (uint32_t i = 0; i < jb.ntiles && all; i++)
+            all = img->done[i];
+        if (all) { /* a whole image: no map */
+            free(img->done);
+            img->done = NULL;
+        }
     }
     free(opens);
     free(needs);

@@ -48,6 +48,7 @@ typedef struct rt__worker {
     _Atomic uint32_t   *next_job, *tiles_done, *running;
     const rt__open_job *opens; /* jobs 0..nopens-1; then the tiles */
     const uint8_t      *needs; /* rt__material_needs() per material */
+    uint8_t            *done;  /* per tile, 1: rendered (rt_image.done) */
     uint32_t            nopens, tiles_x, ntiles;
     float               scene_radius; /* half the bounds' diagonal: ray offsets, AO reach */
     bool                cutouts;      /* some material cuts out by alpha: filter hits */

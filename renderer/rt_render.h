@@ -30,10 +30,25 @@ typedef struct rt_render_stats {
 typedef struct rt_image {
     uint32_t width, height;
     float   *rgba; /* linear, 4 floats per pixel, top row first */
+    /* Which tiles (of the options' --tile edge, row by row) hold rendered
+     * pixels, one byte each, 1: rendered; NULL: all of them. rt_render()
+     * sets it when it was cancelled before the end; given to rt_render()
+     * with rgba, it resumes: tiles marked 1 are kept, the others rendered.
+     * Free it with rgba. */
+    uint8_t *done;
 } rt_image;
 
-/* Renders `scene` as `o` says into *img (allocated here; free img->rgba;
- * NULL after a failure).
+/* Asks the running rt_render() to stop: every worker finishes the tile it
+ * is on and takes no other, and rt_render() returns RT_OK with img->done
+ * saying which tiles were rendered. A lock-free atomic store, so safe to
+ * call from a signal handler (SIGINT, SIGTERM). Stays set until reset. */
+void rt_render_cancel(void);
+bool rt_render_cancelled(void);
+void rt_render_cancel_reset(void);
+
+/* Renders `scene` as `o` says into *img (allocated here unless img->rgba
+ * is given to resume, see rt_image.done; free img->rgba and img->done;
+ * both NULL after a failure).
  * Texture lookups go through `ts`, names through `strings`. The image
  * depends only on the scene and the options that change the picture,
  * never on threads, tile size or lock strategy. */
@@ -44,6 +59,14 @@ rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, 
  * sRGB after exposure), through a temporary file renamed into place. */
 rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                          char err[RT_ERR_LEN]);
+
+/* A map of rendered tiles (rt_image.done) as the EXR of a partial render
+ * records it: the tiles missing, as ascending "a-b" or "a" items joined by
+ * commas ("" when none). format: malloc'd, NULL out of memory. parse:
+ * fills done[0..ntiles) (1 everywhere but the listed tiles); false on
+ * malformed text or a tile past ntiles. */
+char *rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles);
+bool  rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles);
 
 /* The camera rays and the BVH that rt_render() uses, for benchmarks that
  * trace the same rays through raw Embree. */

@@ -197,6 +197,53 @@ restrict_paths)
     [ "$(json files_opened "$tmp/r.json")" = 2 ] || fail "restricted: in and search not both opened"
     [ "$(json file_errors "$tmp/r.json")" = 3 ] || fail "restricted: file_errors"
     ;;
+interrupt)
+    # SIGINT mid-render: the old output stays untouched, or a partial EXR
+    # takes its place, and --resume then finishes it to the very image of
+    # an uninterrupted run. A second SIGINT stops at once, writing nothing.
+    args=(-t 2 -r 32 32 --tile 8 --spp 1024 --integrator path --quiet)
+    "$render" "${args[@]}" -o "$tmp/ref.exr" "$scene" 2>/dev/null || fail "reference: exit $?"
+    printf 'old' >"$tmp/old"
+    for delay in 0.05 0.15 0.3; do
+        printf 'old' >"$tmp/part.exr"
+        "$render" "${args[@]}" -o "$tmp/part.exr" "$scene" 2>"$tmp/part.err" &
+        pid=$!
+        sleep $delay
+        kill -INT $pid 2>/dev/null
+        wait $pid
+        rc=$?
+        if cmp -s "$tmp/old" "$tmp/part.exr"; then
+            [ $rc = 130 ] || fail "$delay s: output untouched but exit $rc"
+            continue
+        fi
+        if [ $rc = 130 ]; then
+            grep -q "interrupted (SIGINT)" "$tmp/part.err" || fail "$delay s: no warning"
+            "$render" "${args[@]}" --resume -o "$tmp/part.exr" "$scene" 2>/dev/null ||
+                fail "$delay s: --resume: exit $?"
+        else
+            [ $rc = 0 ] || fail "$delay s: exit $rc" # finished before the signal
+        fi
+        "$imgdiff" "$tmp/ref.exr" "$tmp/part.exr" >/dev/null ||
+            fail "$delay s: the resumed image differs from an uninterrupted one"
+    done
+    # Twice: no write at all (or, if the second came after the write, a
+    # valid partial image).
+    printf 'old' >"$tmp/two.exr"
+    "$render" "${args[@]}" -o "$tmp/two.exr" "$scene" 2>/dev/null &
+    pid=$!
+    sleep 0.1
+    kill -INT $pid 2>/dev/null
+    kill -INT $pid 2>/dev/null
+    wait $pid
+    rc=$?
+    [ $rc = 130 ] || [ $rc = 0 ] || fail "two signals: exit $rc"
+    cmp -s "$tmp/old" "$tmp/two.exr" ||
+        "$render" "${args[@]}" --resume -o "$tmp/two.exr" "$scene" 2>/dev/null ||
+        [ $rc = 0 ] || fail "two signals: a file that is neither old nor resumable"
+    # --resume of a complete image, or of another render's, is refused.
+    "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$scene" 2>"$tmp/e" && fail "resumed a whole image"
+    grep -q "not a partial render" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
+    ;;
 missing_texture)
     for open in upfront lazy; do
         err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||
