@@ -144,7 +144,7 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
     tex_exr     *f = NULL;
     tex_exr_info info;
     tex_image    pix = {0}, rgba = {0};
-    char         terr[TEX_ERR_LEN], want[32];
+    char         terr[TEX_ERR_LEN], mine[1024];
     const char  *v;
     bool         ok = false;
     uint32_t ntiles = ((o->width + o->tile - 1) / o->tile) * ((o->height + o->tile - 1) / o->tile);
@@ -152,17 +152,13 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
         snprintf(err, RT_ERR_LEN, "--resume: %.200s", terr);
         return false;
     }
-#define SAME(attr, fmt, value)                                                                     \
-    (snprintf(want, sizeof want, fmt, value), tex_exr_attr_string(f, attr, &v) && !strcmp(v, want))
+    rt_image_options_format(o, mine, sizeof mine);
     if (!tex_exr_attr_string(f, "rt:partial", &v) || strcmp(v, "1") != 0)
         snprintf(err, RT_ERR_LEN, "--resume: not a partial render");
     else if (info.width != o->width || info.height != o->height ||
-             !SAME("rt:tile", "%u", o->tile) || !SAME("rt:spp", "%u", o->spp) ||
-             !SAME("rt:seed", "%" PRIu64, o->seed) ||
-             !SAME("rt:integrator", "%s", rt_integrator_name(o->integrator)))
-        snprintf(err, RT_ERR_LEN,
-                 "--resume: rendered with other options (size, --tile, --spp, "
-                 "--seed or --integrator)");
+             !tex_exr_attr_string(f, "rt:image_options", &v) || strcmp(v, mine) != 0)
+        snprintf(err, RT_ERR_LEN, "--resume: rendered with other options (its: %.160s)",
+                 tex_exr_attr_string(f, "rt:image_options", &v) ? v : "none recorded");
     else if (!(img->done = malloc(ntiles)) || !tex_exr_attr_string(f, "rt:missing_tiles", &v) ||
              !rt_tiles_missing_parse(v, img->done, ntiles))
         snprintf(err, RT_ERR_LEN, "--resume: its list of missing tiles is damaged");
@@ -172,7 +168,6 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
         snprintf(err, RT_ERR_LEN, "--resume: %.200s", rgba.pixels ? "not RGBA" : terr);
     else
         ok = true;
-#undef SAME
     tex_exr_close(f);
     tex_image_free(&pix);
     if (ok) {

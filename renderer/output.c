@@ -28,6 +28,32 @@ from_tex(tex_result r)
     return r == TEX_OK ? RT_OK : r == TEX_ERR_NOMEM ? RT_ERR_NOMEM : RT_ERR_OPEN;
 }
 
+void
+rt_image_options_format(const rt_options *o, char *buf, size_t size)
+{
+    const char *slash = strrchr(o->scene, '/'), *name = slash ? slash + 1 : o->scene;
+    int         n = snprintf(buf, size,
+                             "scene %s; %s; texture %s; spp %u; seed %" PRIu64 "; tile %u; depth %u; "
+                                     "lights %s; envmap %s",
+                             name, rt_integrator_name(o->integrator), rt_texture_mode_name(o->texture_mode),
+                             o->spp, o->seed, o->tile, o->max_depth,
+                             rt_light_sampling_name(o->light_sampling), o->envmap ? o->envmap : "none");
+    if (n < 0 || (size_t)n >= size)
+        return;
+    char  *p = buf + n;
+    size_t left = size - (size_t)n;
+    if (o->has_camera_pos)
+        n = snprintf(p, left, "; camera %.9g,%.9g,%.9g", o->camera_pos[0], o->camera_pos[1],
+                     o->camera_pos[2]),
+        p += n > 0 && (size_t)n < left ? n : 0, left -= n > 0 && (size_t)n < left ? (size_t)n : 0;
+    if (o->has_look_at)
+        n = snprintf(p, left, "; look-at %.9g,%.9g,%.9g", o->look_at[0], o->look_at[1],
+                     o->look_at[2]),
+        p += n > 0 && (size_t)n < left ? n : 0, left -= n > 0 && (size_t)n < left ? (size_t)n : 0;
+    if (o->has_fov)
+        snprintf(p, left, "; fov %.9g", o->fov_degrees);
+}
+
 static uint32_t
 tiles_of(const rt_options *o)
 {
@@ -118,7 +144,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             tex_image_free(&png);
         }
     } else {
-        char threads[32], spp[32], depth[32], tile[32], seed[32];
+        char threads[32], spp[32], depth[32], tile[32], seed[32], image_options[1024];
+        rt_image_options_format(o, image_options, sizeof image_options);
         snprintf(tile, sizeof tile, "%u", o->tile);
         snprintf(seed, sizeof seed, "%" PRIu64, o->seed);
         snprintf(depth, sizeof depth, "%u", o->max_depth);
@@ -139,6 +166,7 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             {.name = "rt:max_depth", .is_string = true, .s = depth},
             {.name = "rt:envmap", .is_string = true, .s = o->envmap ? o->envmap : ""},
             {.name = "rt:tile", .is_string = true, .s = tile},
+            {.name = "rt:image_options", .is_string = true, .s = image_options},
             {.name = "rt:seed", .is_string = true, .s = seed},
         };
         size_t nattrs = 0;

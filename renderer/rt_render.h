@@ -60,6 +60,12 @@ rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, 
 rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                          char err[RT_ERR_LEN]);
 
+/* Every option that changes the image's pixels (the scene's file name, the
+ * integrator and its settings, texture mode, samples, seed, tiles, camera
+ * overrides), as one line: a partial EXR records it (rt:image_options), and
+ * --resume continues only a render whose line is the same. */
+void rt_image_options_format(const rt_options *o, char *buf, size_t size);
+
 /* A map of rendered tiles (rt_image.done) as the EXR of a partial render
  * records it: the tiles missing, as ascending "a-b" or "a" items joined by
  * commas ("" when none). format: malloc'd, NULL out of memory. parse:

@@ -243,6 +243,16 @@ interrupt)
     # --resume of a complete image, or of another render's, is refused.
     "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$scene" 2>"$tmp/e" && fail "resumed a whole image"
     grep -q "not a partial render" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
+    "$render" "${args[@]}" -o "$tmp/other.exr" "$scene" 2>/dev/null &
+    pid=$!
+    sleep 0.05
+    kill -INT $pid 2>/dev/null
+    wait $pid
+    if [ $? = 130 ]; then
+        "$render" "${args[@]}" --seed 7 --resume -o "$tmp/other.exr" "$scene" 2>"$tmp/e" &&
+            fail "resumed with another --seed"
+        grep -q "rendered with other options" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
+    fi
     ;;
 missing_texture)
     for open in upfront lazy; do
