@@ -2,6 +2,7 @@
  * Exit status: 0 done; 1 the run could not go on (one line on stderr says
  * why, naming the file); 2 a bad command line. */
 #include "rt_options.h"
+#include "rt_paths.h"
 #include "rt_render.h"
 #include "rt_scene.h"
 #include "tex_exr.h"
@@ -181,6 +182,27 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
     return ok;
 }
 
+/* --restrict-paths: the scene's own folder and the --search-path ones. */
+static rt_result
+paths_make(const rt_options *o, rt_paths **out)
+{
+    char *copy = strdup(o->scene);
+    if (!copy)
+        return RT_ERR_NOMEM;
+    const char *dirs[RT_MAX_SEARCH_PATHS + 1] = {dirname(copy)};
+    for (unsigned i = 0; i < o->nsearch_paths; i++)
+        dirs[i + 1] = o->search_paths[i];
+    rt_result r = rt_paths_create(dirs, o->nsearch_paths + 1, out);
+    free(copy);
+    return r;
+}
+
+static bool
+allow_path(void *ctx, const char *path)
+{
+    return rt_paths_allow(ctx, path);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -208,29 +230,35 @@ main(int argc, char **argv)
     }
     rt_render_stats *stats = calloc(1, sizeof *stats);
     rt_scene        *scene = NULL;
+    rt_paths        *paths = NULL;
     double           t0 = now();
-    rt_result        r = stats ? rt_scene_load(o.scene, strings, &scene, err) : RT_ERR_NOMEM;
-    if (!stats)
+    rt_result        r =
+        stats && (!o.restrict_paths || paths_make(&o, &paths) == RT_OK) ? RT_OK : RT_ERR_NOMEM;
+    if (r == RT_OK)
+        r = rt_scene_load_restricted(o.scene, strings, paths, &scene, err);
+    else
         snprintf(err, sizeof err, "out of memory");
     if (r != RT_OK) {
         fprintf(stderr, "render: %s: %s\n", o.scene, err);
+        rt_paths_destroy(paths);
         ustr_table_destroy(strings);
         free(stats);
         return 1;
     }
     stats->load_secs = now() - t0;
+    if (scene->refused && !o.quiet)
+        fprintf(stderr, "render: %s: refused %s: outside the allowed folders\n", o.scene,
+                scene->refused);
 
     tex_system *ts;
-    /* --restrict-paths: the scene's own folder and the search paths. */
-    const char *allowed[RT_MAX_SEARCH_PATHS + 2] = {scene->folder};
-    for (unsigned i = 0; i < o.nsearch_paths; i++)
-        allowed[i + 1] = o.search_paths[i];
-    tex_config tcfg = {.max_memory_mb = o.max_memory_mb,
-                       .strings = strings,
-                       .allowed_dirs = o.restrict_paths ? allowed : NULL};
+    tex_config  tcfg = {.max_memory_mb = o.max_memory_mb,
+                        .strings = strings,
+                        .allow = paths ? allow_path : NULL,
+                        .allow_ctx = paths};
     if (tex_system_create(&tcfg, &ts) != TEX_OK) {
         fputs("render: cannot start the texture system\n", stderr);
         rt_scene_free(scene);
+        rt_paths_destroy(paths);
         ustr_table_destroy(strings);
         free(stats);
         return 1;
@@ -267,6 +295,7 @@ main(int argc, char **argv)
     tex_system_destroy(ts);
     embedded_remove(embedded, scene->nembedded);
     rt_scene_free(scene);
+    rt_paths_destroy(paths);
     ustr_table_destroy(strings);
     free(stats);
     if (r == RT_OK && partial)

@@ -124,6 +124,10 @@ typedef struct rt_scene {
         size_t      size;
     } * embedded;
     uint32_t nembedded;
+    /* rt_scene_load_restricted(): the first file assimp asked for and was
+     * refused (outside the allowed folders), the scene loaded without it
+     * (an OBJ's materials, say); NULL: none. */
+    char *refused;
 } rt_scene;
 
 /* Loads a scene. On RT_OK *out is yours; free it with rt_scene_free(). On
@@ -135,5 +139,17 @@ typedef struct rt_scene {
 rt_result rt_scene_load(const char *path, ustr_table *strings, rt_scene **out,
                         char err[RT_ERR_LEN]);
 void      rt_scene_free(rt_scene *s); /* NULL is a no-op */
+
+/* As rt_scene_load(), for scenes written by others: every file assimp
+ * opens (the scene, its materials, its buffers) must pass
+ * rt_paths_allow(allowed); one that does not is not opened (allowed NULL:
+ * no check). A refused file the import cannot do without fails it with
+ * RT_ERR_OPEN, "refused FILE: outside the allowed folders"; one it can (an
+ * OBJ's material library) is named in s->refused. Textures are checked by
+ * the texture system, not here. */
+struct rt_paths;
+rt_result rt_scene_load_restricted(const char *path, ustr_table *strings,
+                                   const struct rt_paths *allowed, rt_scene **out,
+                                   char err[RT_ERR_LEN]);
 
 #endif

@@ -1,7 +1,9 @@
 /* Scene import through assimp's C API: see rt_scene.h for the contract. */
+#include "rt_paths.h"
 #include "rt_scene.h"
 
 #include <assimp/GltfMaterial.h>
+#include <assimp/cfileio.h>
 #include <assimp/cimport.h>
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
@@ -9,6 +11,7 @@
 #include <assimp/version.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -787,6 +790,7 @@ rt_scene_free(rt_scene *pub)
     free(pub->material);
     free(pub->materials);
     free(pub->lights);
+    free(pub->refused);
     for (uint32_t i = 0; i < pub->nembedded; i++)
         free((void *)pub->embedded[i].data);
     free(pub->embedded);
@@ -874,8 +878,95 @@ fail:
     return r;
 }
 
+/* ---- files assimp opens, checked against allowed folders ---- */
+
+/* What the hook knows: the folders, and the first file it refused. */
+typedef struct io_guard {
+    const rt_paths *allowed;
+    char            refused[512];
+} io_guard;
+
+static size_t
+io_read(struct aiFile *f, char *buf, size_t size, size_t count)
+{
+    return fread(buf, size, count, (FILE *)(void *)f->UserData);
+}
+
+static size_t
+io_write(struct aiFile *f, const char *buf, size_t size, size_t count)
+{
+    return fwrite(buf, size, count, (FILE *)(void *)f->UserData);
+}
+
+static size_t
+io_tell(struct aiFile *f)
+{
+    long at = ftell((FILE *)(void *)f->UserData);
+    return at < 0 ? 0 : (size_t)at;
+}
+
+static size_t
+io_size(struct aiFile *f)
+{
+    struct stat st;
+    return fstat(fileno((FILE *)(void *)f->UserData), &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+static enum aiReturn
+io_seek(struct aiFile *f, size_t offset, enum aiOrigin origin)
+{
+    int whence = origin == aiOrigin_CUR ? SEEK_CUR : origin == aiOrigin_END ? SEEK_END : SEEK_SET;
+    if (offset > (size_t)LONG_MAX)
+        return aiReturn_FAILURE;
+    return fseek((FILE *)(void *)f->UserData, (long)offset, whence) == 0 ? aiReturn_SUCCESS
+                                                                         : aiReturn_FAILURE;
+}
+
+static void
+io_flush(struct aiFile *f)
+{
+    fflush((FILE *)(void *)f->UserData);
+}
+
+static struct aiFile *
+io_open(struct aiFileIO *io, const char *name, const char *mode)
+{
+    io_guard *g = (io_guard *)(void *)io->UserData;
+    if (!rt_paths_allow(g->allowed, name)) {
+        if (!g->refused[0])
+            snprintf(g->refused, sizeof g->refused, "%s", name);
+        return NULL; /* as if it were not there */
+    }
+    FILE          *fp = fopen(name, mode);
+    struct aiFile *f = fp ? calloc(1, sizeof *f) : NULL;
+    if (!f) {
+        if (fp)
+            fclose(fp);
+        return NULL;
+    }
+    *f = (struct aiFile){io_read, io_write, io_tell, io_size, io_seek, io_flush, (char *)fp};
+    return f;
+}
+
+static void
+io_close(struct aiFileIO *io, struct aiFile *f)
+{
+    (void)io;
+    if (f) {
+        fclose((FILE *)(void *)f->UserData);
+        free(f);
+    }
+}
+
 rt_result
 rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT_ERR_LEN])
+{
+    return rt_scene_load_restricted(path, strings, NULL, out, err);
+}
+
+rt_result
+rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *allowed,
+                         rt_scene **out, char err[RT_ERR_LEN])
 {
     char dummy[RT_ERR_LEN];
     if (!err)
@@ -938,9 +1029,15 @@ rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT
     pthread_mutex_lock(&import_lock);
     /* No log stream is attached: assimp's default logger is the null one,
      * so it writes nothing to stdout or stderr. */
-    const struct aiScene *ai = aiImportFileExWithProperties(path, flags, NULL, props);
-    rt_result             r;
-    if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
+    io_guard              guard = {.allowed = allowed};
+    struct aiFileIO       io = {io_open, io_close, (char *)(void *)&guard};
+    const struct aiScene *ai =
+        aiImportFileExWithProperties(path, flags, allowed ? &io : NULL, props);
+    rt_result r;
+    if (!ai && guard.refused[0]) {
+        snprintf(err, RT_ERR_LEN, "refused %.200s: outside the allowed folders", guard.refused);
+        r = RT_ERR_OPEN;
+    } else if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
         /* SortByPType dropped every mesh: points and lines only. */
         snprintf(err, RT_ERR_LEN, "no triangles");
         r = RT_ERR_EMPTY;
@@ -952,6 +1049,8 @@ rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT
         r = RT_ERR_EMPTY;
     } else {
         r = scene_build(ai, path, strings, s, err);
+        if (r == RT_OK && guard.refused[0] && !(s->pub.refused = strdup(guard.refused)))
+            r = RT_ERR_NOMEM;
     }
     pthread_mutex_unlock(&import_lock);
     if (ai)

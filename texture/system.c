@@ -1,6 +1,5 @@
 /* The texture system's public face: creation, worker contexts, the lookup
  * entry point (UDIM resolution, then the sampler), stats. */
-#define _XOPEN_SOURCE 700 /* realpath() */
 #include "texture_internal.h"
 
 #include <errno.h>
@@ -8,46 +7,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The allowed folders, resolved once: a folder that does not exist allows
- * nothing (there is nothing in it to read). */
-static tex_result
-allowed_init(tex_system *ts)
-{
-    size_t n = 0;
-    while (ts->cfg.allowed_dirs[n])
-        n++;
-    ts->allowed = calloc(n ? n : 1, sizeof *ts->allowed);
-    if (!ts->allowed)
-        return TEX_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        char *real = realpath(ts->cfg.allowed_dirs[i], NULL);
-        if (real)
-            ts->allowed[ts->nallowed++] = real;
-        else if (errno == ENOMEM)
-            return TEX_ERR_NOMEM;
-    }
-    ts->cfg.allowed_dirs = NULL; /* the caller's list need not outlive the call */
-    return TEX_OK;
-}
-
-bool
-tex__path_allowed(const tex_system *ts, const char *path)
-{
-    if (!ts->allowed)
-        return true;
-    char *real = realpath(path, NULL);
-    if (!real)
-        return true; /* not there: opening it fails and says so */
-    bool ok = false;
-    for (size_t i = 0; i < ts->nallowed && !ok; i++) {
-        size_t n = strlen(ts->allowed[i]);
-        ok = strncmp(real, ts->allowed[i], n) == 0 &&
-             (real[n] == '/' || real[n] == '\0' || (n == 1 && ts->allowed[i][0] == '/'));
-    }
-    free(real);
-    return ok;
-}
 
 tex_result
 tex_system_create(const tex_config *cfg, tex_system **out)
@@ -73,8 +32,6 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
         r = tex__cache_init(ts);
-    if (r == TEX_OK && ts->cfg.allowed_dirs)
-        r = allowed_init(ts);
     if (r == TEX_OK && !(ts->strings = ts->cfg.strings ? ts->cfg.strings : ustr_global()))
         r = TEX_ERR_NOMEM;
     if (r != TEX_OK) {
@@ -94,9 +51,6 @@ tex_system_destroy(tex_system *ts)
         tex_thread_destroy(ts->threads);
     tex__cache_free(ts);
     tex__files_free(ts);
-    for (size_t i = 0; i < ts->nallowed; i++)
-        free(ts->allowed[i]);
-    free(ts->allowed);
     pthread_mutex_destroy(&ts->threads_lock);
     free(ts);
 }

@@ -33,13 +33,13 @@ typedef struct tex_config {     /* zero-initialised means defaults */
      * run on any worker thread, never twice for one file. */
     void (*report)(void *ctx, const char *name, const char *reason);
     void *report_ctx;
-    /* Untrusted scenes: NULL, any file may be read; else a NULL-terminated
-     * list of folders, and a file is read only if its path, with every
-     * symbolic link and ".." resolved, lies inside one of them. Any other
-     * is refused ("outside the allowed folders"), reported once like a
-     * missing file, and gives the fill colour. Copied at creation. Files
-     * named by tex_file_alias() are the caller's own and not checked. */
-    const char *const *allowed_dirs;
+    /* Untrusted scenes: NULL, any file may be read; else a file is read
+     * only if allow(allow_ctx, path) says so. Any other is refused
+     * ("outside the allowed folders"), reported once like a missing file,
+     * and gives the fill colour. Files named by tex_file_alias() are the
+     * caller's own and not checked. May run on any worker thread. */
+    bool (*allow)(void *ctx, const char *path);
+    void *allow_ctx;
 } tex_config;
 
 /* Creates a texture system. On TEX_OK *out is yours; free it with

@@ -94,8 +94,6 @@ typedef struct tex__file_array {
 struct tex_system {
     tex_config  cfg;
     ustr_table *strings;
-    char      **allowed; /* cfg.allowed_dirs resolved (realpath); NULL: all */
-    size_t      nallowed;
     size_t      max_memory; /* bytes */
 
     pthread_mutex_t files_lock; /* guards file inserts and growth, and aliases; alone */
@@ -176,9 +174,7 @@ typedef struct tex__alias tex__alias;
 
 /* files.c */
 tex_result tex__files_init(tex_system *ts);
-/* Whether the file at `path` may be read (tex_config.allowed_dirs). */
-bool tex__path_allowed(const tex_system *ts, const char *path);
-void tex__files_free(tex_system *ts);
+void       tex__files_free(tex_system *ts);
 /* The entry for (name, raw), made if new; NULL: out of memory. */
 tex__file *tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw);
 tex_result tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f);

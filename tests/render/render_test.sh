@@ -196,6 +196,26 @@ restrict_paths)
     [ "$(grep -c refused <<<"$err")" = 3 ] || fail "restricted: want 3 refusals: $err"
     [ "$(json files_opened "$tmp/r.json")" = 2 ] || fail "restricted: in and search not both opened"
     [ "$(json file_errors "$tmp/r.json")" = 3 ] || fail "restricted: file_errors"
+    # The mesh's own references: a material library outside is refused
+    # (the scene renders without it).
+    sed 's|^mtllib s.mtl|mtllib ../outside/s.mtl|' "$tmp/scene/s.obj" >"$tmp/scene/far.obj"
+    cp "$tmp/scene/s.mtl" "$tmp/outside/s.mtl"
+    err=$("$render" -t 2 -r 8 8 --restrict-paths -o "$tmp/f.exr" "$tmp/scene/far.obj" 2>&1) ||
+        fail "far material library: exit $?"
+    grep -q "refused .*outside/s.mtl: outside the allowed folders" <<<"$err" ||
+        fail "far material library not refused: $err"
+    err=$("$render" -t 2 -r 8 8 -o "$tmp/f.exr" "$tmp/scene/far.obj" 2>&1) || fail "unrestricted far"
+    grep -q refused <<<"$err" && fail "refused without --restrict-paths: $err"
+    # A glTF whose buffer lies outside cannot load without it: a clear error.
+    printf '%s' '{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+"meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+"accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+"bufferViews":[{"buffer":0,"byteLength":36}],"buffers":[{"uri":"../outside/b.bin","byteLength":36}]}' \
+        >"$tmp/scene/b.gltf"
+    head -c 36 /dev/zero >"$tmp/outside/b.bin"
+    err=$("$render" -t 2 -r 8 8 --restrict-paths -o "$tmp/g.exr" "$tmp/scene/b.gltf" 2>&1) &&
+        fail "a glTF with its buffer outside loaded"
+    grep -q "refused" <<<"$err" || fail "glTF buffer outside: $err"
     ;;
 interrupt)
     # SIGINT mid-render: the old output stays untouched, or a partial EXR
