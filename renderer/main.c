@@ -15,17 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static bool
-is_exr(const char *path)
-{
-    size_t n = strlen(path);
-    return n >= 4 && strcasecmp(path + n - 4, ".exr") == 0;
-}
 
 static double
 now(void)
@@ -148,7 +140,7 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
     char         terr[TEX_ERR_LEN], mine[1024];
     const char  *v;
     bool         ok = false;
-    uint32_t ntiles = ((o->width + o->tile - 1) / o->tile) * ((o->height + o->tile - 1) / o->tile);
+    uint32_t     ntiles = rt_options_tiles(o);
     if (tex_exr_open(out, &f, &info, terr) != TEX_OK) {
         snprintf(err, RT_ERR_LEN, "--resume: %.200s", terr);
         return false;
@@ -210,7 +202,7 @@ main(int argc, char **argv)
     int        rc = rt_options_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    const char *out = o.output ? o.output : "render.exr";
+    const char *out = o.output;
     char        err[RT_ERR_LEN];
     if (!output_writable(out, err)) {
         fprintf(stderr, "render: %s: %s\n", out, err);
@@ -275,15 +267,15 @@ main(int argc, char **argv)
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
     if (r == RT_OK && img.done) {
-        uint32_t ntiles = ((o.width + o.tile - 1) / o.tile) * ((o.height + o.tile - 1) / o.tile),
-                 have = 0;
+        uint32_t ntiles = rt_options_tiles(&o), have = 0;
         for (uint32_t i = 0; i < ntiles; i++)
             have += img.done[i];
         fprintf(stderr,
                 "render: %s: interrupted (%s) with %u of %u tiles rendered: wrote a partial "
                 "image%s\n",
                 out, signalled == SIGTERM ? "SIGTERM" : "SIGINT", have, ntiles,
-                is_exr(out) ? "; render --resume finishes it" : " (PNG: cannot be resumed)");
+                rt_output_is_png(out) ? " (PNG: cannot be resumed)"
+                                      : "; render --resume finishes it");
     }
     if (r == RT_OK && o.stats)
         rt_report_print(&o, stats, ts, strings, stderr);

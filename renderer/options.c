@@ -80,6 +80,18 @@ rt_options_usage(FILE *f)
           f);
 }
 
+uint32_t
+rt_options_tiles_x(const rt_options *o)
+{
+    return (o->width + o->tile - 1) / o->tile;
+}
+
+uint32_t
+rt_options_tiles(const rt_options *o)
+{
+    return rt_options_tiles_x(o) * ((o->height + o->tile - 1) / o->tile);
+}
+
 const char *
 rt_integrator_name(rt_integrator i)
 {
@@ -305,6 +317,7 @@ int
 rt_options_parse(int argc, char **argv, rt_options *o)
 {
     *o = (rt_options){
+        .output = RT_DEFAULT_OUTPUT,
         .threads = hardware_threads(),
         .width = RT_DEFAULT_WIDTH,
         .height = RT_DEFAULT_HEIGHT,

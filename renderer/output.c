@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,8 @@
 #define RT_VERSION "0"
 #endif
 
-static bool
-is_png(const char *path)
+bool
+rt_output_is_png(const char *path)
 {
     size_t n = strlen(path);
     return n >= 4 && strcasecmp(path + n - 4, ".png") == 0;
@@ -28,36 +29,34 @@ from_tex(tex_result r)
     return r == TEX_OK ? RT_OK : r == TEX_ERR_NOMEM ? RT_ERR_NOMEM : RT_ERR_OPEN;
 }
 
+/* Appends printf-style to the string in buf; what does not fit is cut. */
+static void
+append(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t  len = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
 void
 rt_image_options_format(const rt_options *o, char *buf, size_t size)
 {
     const char *slash = strrchr(o->scene, '/'), *name = slash ? slash + 1 : o->scene;
-    int         n = snprintf(buf, size,
-                             "scene %s; %s; texture %s; spp %u; seed %" PRIu64 "; tile %u; depth %u; "
-                                     "lights %s; envmap %s",
-                             name, rt_integrator_name(o->integrator), rt_texture_mode_name(o->texture_mode),
-                             o->spp, o->seed, o->tile, o->max_depth,
-                             rt_light_sampling_name(o->light_sampling), o->envmap ? o->envmap : "none");
-    if (n < 0 || (size_t)n >= size)
-        return;
-    char  *p = buf + n;
-    size_t left = size - (size_t)n;
+    snprintf(buf, size,
+             "scene %s; %s; texture %s; spp %u; seed %" PRIu64 "; tile %u; depth %u; lights %s; "
+             "envmap %s",
+             name, rt_integrator_name(o->integrator), rt_texture_mode_name(o->texture_mode), o->spp,
+             o->seed, o->tile, o->max_depth, rt_light_sampling_name(o->light_sampling),
+             o->envmap ? o->envmap : "none");
+    const float *c = o->camera_pos, *l = o->look_at;
     if (o->has_camera_pos)
-        n = snprintf(p, left, "; camera %.9g,%.9g,%.9g", o->camera_pos[0], o->camera_pos[1],
-                     o->camera_pos[2]),
-        p += n > 0 && (size_t)n < left ? n : 0, left -= n > 0 && (size_t)n < left ? (size_t)n : 0;
+        append(buf, size, "; camera %.9g,%.9g,%.9g", c[0], c[1], c[2]);
     if (o->has_look_at)
-        n = snprintf(p, left, "; look-at %.9g,%.9g,%.9g", o->look_at[0], o->look_at[1],
-                     o->look_at[2]),
-        p += n > 0 && (size_t)n < left ? n : 0, left -= n > 0 && (size_t)n < left ? (size_t)n : 0;
+        append(buf, size, "; look-at %.9g,%.9g,%.9g", l[0], l[1], l[2]);
     if (o->has_fov)
-        snprintf(p, left, "; fov %.9g", o->fov_degrees);
-}
-
-static uint32_t
-tiles_of(const rt_options *o)
-{
-    return ((o->width + o->tile - 1) / o->tile) * ((o->height + o->tile - 1) / o->tile);
+        append(buf, size, "; fov %.9g", o->fov_degrees);
 }
 
 char *
@@ -119,7 +118,7 @@ rt_result
 rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                char err[RT_ERR_LEN])
 {
-    const char *path = o->output ? o->output : "render.exr";
+    const char *path = o->output;
     tex_image   film = {.width = img->width,
                         .height = img->height,
                         .nchannels = 4,
@@ -127,7 +126,7 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
                         .pixels = img->rgba};
     char        terr[TEX_ERR_LEN];
     tex_result  r;
-    if (is_png(path)) {
+    if (rt_output_is_png(path)) {
         /* Exposure, then clamp and sRGB-encode to 8 bits. */
         tex_image exposed, png;
         float     k = exp2f(o->exposure);
@@ -173,7 +172,7 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
         while (nattrs < sizeof attrs / sizeof attrs[0] && attrs[nattrs].name)
             nattrs++;
         /* A partial image says so, and which tiles it lacks, for --resume. */
-        char *missing = img->done ? rt_tiles_missing_format(img->done, tiles_of(o)) : NULL;
+        char *missing = img->done ? rt_tiles_missing_format(img->done, rt_options_tiles(o)) : NULL;
         if (img->done) {
             attrs[nattrs++] = (tex_exr_attr){.name = "rt:partial", .is_string = true, .s = "1"};
             attrs[nattrs++] = (tex_exr_attr){

@@ -48,12 +48,6 @@ rt_render_cancelled(void)
     return atomic_load_explicit(&cancel_requested, memory_order_relaxed);
 }
 
-void
-rt_render_cancel_reset(void)
-{
-    atomic_store_explicit(&cancel_requested, false, memory_order_relaxed);
-}
-
 /* ---- camera ---- */
 
 static void
@@ -630,8 +624,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
     double    t0 = now();
     rt_result r = bvh_build(scene, &b, err);
     stats->bvh_secs = now() - t0;
-    job_board jb = {.tiles_x = (o->width + o->tile - 1) / o->tile};
-    jb.ntiles = jb.tiles_x * ((o->height + o->tile - 1) / o->tile);
+    job_board jb = {.tiles_x = rt_options_tiles_x(o), .ntiles = rt_options_tiles(o)};
     atomic_init(&jb.next, 0), atomic_init(&jb.done, 0), atomic_init(&jb.running, o->threads);
     stats->threads = o->threads;
     stats->ntiles = jb.ntiles;

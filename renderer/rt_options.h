@@ -56,7 +56,7 @@ typedef enum rt_light_sampling {
 
 typedef struct rt_options {
     const char       *scene;         /* the scene file (required) */
-    const char       *output;        /* .exr or .png; NULL: render.exr */
+    const char       *output;        /* .exr or .png; default render.exr */
     unsigned          threads;       /* -t N; 0 is rejected; default: hardware threads */
     uint32_t          width, height; /* -r W H; default 640 x 480 */
     unsigned          spp;           /* --spp N; default 16 with path, else 1 */
@@ -100,6 +100,11 @@ typedef struct rt_options {
 int rt_options_parse(int argc, char **argv, rt_options *o);
 
 void rt_options_usage(FILE *f);
+
+/* The image is cut into o->tile-pixel squares, row by row from the top
+ * left; edge tiles are clipped. These give that grid's width and count. */
+uint32_t rt_options_tiles_x(const rt_options *o);
+uint32_t rt_options_tiles(const rt_options *o);
 
 const char *rt_integrator_name(rt_integrator i);
 const char *rt_texture_mode_name(rt_texture_mode m);     /* "full", "bypass", "early-out" */

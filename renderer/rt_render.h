@@ -41,10 +41,9 @@ typedef struct rt_image {
 /* Asks the running rt_render() to stop: every worker finishes the tile it
  * is on and takes no other, and rt_render() returns RT_OK with img->done
  * saying which tiles were rendered. A lock-free atomic store, so safe to
- * call from a signal handler (SIGINT, SIGTERM). Stays set until reset. */
+ * call from a signal handler (SIGINT, SIGTERM). Stays set for the process. */
 void rt_render_cancel(void);
 bool rt_render_cancelled(void);
-void rt_render_cancel_reset(void);
 
 /* Renders `scene` as `o` says into *img (allocated here unless img->rgba
  * is given to resume, see rt_image.done; free img->rgba and img->done;
@@ -54,6 +53,9 @@ void rt_render_cancel_reset(void);
  * never on threads, tile size or lock strategy. */
 rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
                     rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN]);
+
+/* Whether an output path (already checked to be .exr or .png) names a PNG. */
+bool rt_output_is_png(const char *path);
 
 /* Writes img to o->output (EXR: float RGBA with metadata; PNG: 8-bit
  * sRGB after exposure), through a temporary file renamed into place. */

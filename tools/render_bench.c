@@ -100,8 +100,7 @@ static double
 raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene)
 {
     _Atomic uint32_t next = 0;
-    uint32_t         tiles_x = (o->width + o->tile - 1) / o->tile;
-    uint32_t         ntiles = tiles_x * ((o->height + o->tile - 1) / o->tile);
+    uint32_t         tiles_x = rt_options_tiles_x(o), ntiles = rt_options_tiles(o);
     raw             *r = calloc(o->threads, sizeof *r);
     if (!r)
         bench_die("out of memory");

@@ -443,38 +443,99 @@ file_end(FILE *f, const char *tmp, const char *path)
     return true;
 }
 
-#define CSV_HEADER                                                                                 \
-    "round,mode,lock,threads,render_secs,load_secs,bvh_secs,busy_min_secs,busy_max_secs,"          \
-    "cpu_secs,rays,shading_points,lookups,interns,bypasses,early_outs,lookup_errors,"              \
-    "bad_samples,ustr_lookups,ustr_inserts,ustr_contended,tex_tile_hits,tex_tile_misses,"          \
-    "tex_tiles_loaded,tex_bytes_read,tex_files_opened,tex_file_errors"
+/* One value of a run: a CSV column and a JSON key alike. */
+typedef struct column {
+    const char *name;
+    enum { COL_TEXT, COL_COUNT, COL_SECS } kind;
+    const char *text;
+    uint64_t    count;
+    double      secs;
+} column;
 
+#define TEXT(n, v)                                                                                 \
+    {                                                                                              \
+        .name = n, .kind = COL_TEXT, .text = (v)                                                   \
+    }
+#define COUNT(n, v)                                                                                \
+    {                                                                                              \
+        .name = n, .kind = COL_COUNT, .count = (v)                                                 \
+    }
+#define SECS(n, v)                                                                                 \
+    {                                                                                              \
+        .name = n, .kind = COL_SECS, .secs = (v)                                                   \
+    }
+#define NCOLUMNS 27
+
+/* A run's columns, in the CSV's order. */
 static void
-csv_row(FILE *f, const run *r)
+columns_of(const run *r, column c[NCOLUMNS])
 {
     const rt_thread_stats *t = &r->st.total;
-    fprintf(f,
-            "%d,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-            r->round, rt_texture_mode_name(r->mode), ustr_lock_name(r->lock), r->threads,
-            r->st.render_secs, r->st.load_secs, r->st.bvh_secs, r->busy_min, r->busy_max, r->cpu,
-            t->rays, t->shading_points, t->lookups, t->interns, t->bypasses, t->early_outs,
-            t->lookup_errors, t->bad_samples, r->us.lookups, r->us.inserts, r->us.contended,
-            r->ts.tile_hits, r->ts.tile_misses, r->ts.tiles_loaded, r->ts.bytes_read,
-            r->ts.files_opened, r->ts.file_errors);
+    const column           all[NCOLUMNS] = {
+                  COUNT("round", (uint64_t)r->round),
+                  TEXT("mode", rt_texture_mode_name(r->mode)),
+                  TEXT("lock", ustr_lock_name(r->lock)),
+                  COUNT("threads", r->threads),
+                  SECS("render_secs", r->st.render_secs),
+                  SECS("load_secs", r->st.load_secs),
+                  SECS("bvh_secs", r->st.bvh_secs),
+                  SECS("busy_min_secs", r->busy_min),
+                  SECS("busy_max_secs", r->busy_max),
+                  SECS("cpu_secs", r->cpu),
+                  COUNT("rays", t->rays),
+                  COUNT("shading_points", t->shading_points),
+                  COUNT("lookups", t->lookups),
+                  COUNT("interns", t->interns),
+                  COUNT("bypasses", t->bypasses),
+                  COUNT("early_outs", t->early_outs),
+                  COUNT("lookup_errors", t->lookup_errors),
+                  COUNT("bad_samples", t->bad_samples),
+                  COUNT("ustr_lookups", r->us.lookups),
+                  COUNT("ustr_inserts", r->us.inserts),
+                  COUNT("ustr_contended", r->us.contended),
+                  COUNT("tex_tile_hits", r->ts.tile_hits),
+                  COUNT("tex_tile_misses", r->ts.tile_misses),
+                  COUNT("tex_tiles_loaded", r->ts.tiles_loaded),
+                  COUNT("tex_bytes_read", r->ts.bytes_read),
+                  COUNT("tex_files_opened", r->ts.files_opened),
+                  COUNT("tex_file_errors", r->ts.file_errors),
+    };
+    memcpy(c, all, sizeof all);
+}
+
+/* A value as CSV and JSON both write it (JSON quotes text itself; no
+ * text column holds a quote, a comma or a backslash). */
+static void
+column_print(FILE *f, const column *c)
+{
+    if (c->kind == COL_TEXT)
+        fputs(c->text, f);
+    else if (c->kind == COL_COUNT)
+        fprintf(f, "%" PRIu64, c->count);
+    else
+        fprintf(f, "%.6f", c->secs);
 }
 
 static bool
 write_csv(const plan *p, const run *runs, int n)
 {
-    char  tmp[4096], path[4096];
-    FILE *f = file_begin(p->out, "csv", tmp, path);
+    char   tmp[4096], path[4096];
+    column c[NCOLUMNS];
+    FILE  *f = file_begin(p->out, "csv", tmp, path);
     if (!f)
         return false;
-    fputs(CSV_HEADER "\n", f);
-    for (int i = 0; i < n; i++)
-        csv_row(f, &runs[i]);
+    columns_of(&(run){0}, c);
+    for (int k = 0; k < NCOLUMNS; k++)
+        fprintf(f, "%s%s", k ? "," : "", c[k].name);
+    fputc('\n', f);
+    for (int i = 0; i < n; i++) {
+        columns_of(&runs[i], c);
+        for (int k = 0; k < NCOLUMNS; k++) {
+            fputs(k ? "," : "", f);
+            column_print(f, &c[k]);
+        }
+        fputc('\n', f);
+    }
     return file_end(f, tmp, path);
 }
 
@@ -482,8 +543,9 @@ write_csv(const plan *p, const run *runs, int n)
 static bool
 write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
 {
-    char  tmp[4096], path[4096];
-    FILE *f = file_begin(p->out, "json", tmp, path);
+    char   tmp[4096], path[4096];
+    column c[NCOLUMNS];
+    FILE  *f = file_begin(p->out, "json", tmp, path);
     if (!f)
         return false;
     fprintf(f, "{\"scene\": \"");
@@ -499,30 +561,32 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
             " \"integrator\": \"%s\",\n \"runs\": [\n",
             cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
             p->o.width, p->o.height, p->o.spp, rt_integrator_name(p->o.integrator));
-    /* Each run as an object of the CSV's columns. */
-    static const char header[] = CSV_HEADER;
     for (int i = 0; i < n; i++) {
-        char  row[2048];
-        FILE *mem = fmemopen(row, sizeof row, "w");
-        if (!mem)
-            break;
-        csv_row(mem, &runs[i]);
-        fclose(mem);
-        row[strcspn(row, "\n")] = '\0';
+        columns_of(&runs[i], c);
         fputs("  {", f);
-        const char *h = header, *v = row;
-        for (int col = 0; *h; col++) {
-            size_t hn = strcspn(h, ","), vn = strcspn(v, ",");
-            bool   text = col == 1 || col == 2; /* mode, lock */
-            fprintf(f, "%s\"%.*s\": %s%.*s%s", col ? ", " : "", (int)hn, h, text ? "\"" : "",
-                    (int)vn, v, text ? "\"" : "");
-            h += hn + (h[hn] == ',');
-            v += vn + (v[vn] == ',');
+        for (int k = 0; k < NCOLUMNS; k++) {
+            const char *q = c[k].kind == COL_TEXT ? "\"" : "";
+            fprintf(f, "%s\"%s\": %s", k ? ", " : "", c[k].name, q);
+            column_print(f, &c[k]);
+            fputs(q, f);
         }
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
     }
     fputs(" ]}\n", f);
     return file_end(f, tmp, path);
+}
+
+/* Writes s as a gnuplot single-quoted string, in which '' stands for '. */
+static void
+gnuplot_string(FILE *g, const char *s)
+{
+    fputc('\'', g);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', g);
+        fputc(*s, g);
+    }
+    fputc('\'', g);
 }
 
 /* The plot, by gnuplot: time against threads for every (mode, lock), the
@@ -560,12 +624,16 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
         fprintf(stderr, "study: cannot run gnuplot\n");
         return false;
     }
-    fprintf(g,
-            "set terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
-            "set title 'render time against threads: %s'\nset xlabel 'threads'\n"
-            "set ylabel 'seconds (median)'\nset logscale xy 2\nset grid\n"
-            "set key outside right top font ',9'\n",
-            tmp, strrchr(p->o.scene, '/') ? strrchr(p->o.scene, '/') + 1 : p->o.scene);
+    const char *slash = strrchr(p->o.scene, '/');
+    fputs("set terminal pngcairo size 900,600 noenhanced\nset output ", g);
+    gnuplot_string(g, tmp);
+    fputs("\ndata = ", g);
+    gnuplot_string(g, data);
+    fputs("\nset title 'render time against threads: '.", g);
+    gnuplot_string(g, slash ? slash + 1 : p->o.scene);
+    fputs("\nset xlabel 'threads'\nset ylabel 'seconds (median)'\nset logscale xy 2\nset grid\n"
+          "set key outside right top font ',9'\n",
+          g);
     if (cores)
         fprintf(g,
                 "set arrow from %u, graph 0 to %u, graph 1 nohead dt 2 lc rgb 'gray'\n"
@@ -579,14 +647,14 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
         for (int l = 0; l < p->nlocks; l++, idx++) {
             fprintf(
                 g,
-                "%s'%s' index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title '%s, %s'",
-                idx ? ", " : "", data, idx, l + 1, m + 1, 5 + 2 * m,
-                rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+                "%sdata index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title '%s, %s'",
+                idx ? ", " : "", idx, l + 1, m + 1, 5 + 2 * m, rt_texture_mode_name(p->modes[m]),
+                ustr_lock_name(p->locks[l]));
             if (l == 0)
                 fprintf(g,
-                        ", '%s' index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
+                        ", data index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
                         "'ideal, %s'",
-                        data, idx, m + 1, rt_texture_mode_name(p->modes[m]));
+                        idx, m + 1, rt_texture_mode_name(p->modes[m]));
         }
     }
     fputs("\n", g);
@@ -602,11 +670,25 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
 
 /* ---- main ---- */
 
+/* The results go to PREFIX.*: learn now, not after every render, that
+ * they cannot (file_begin names the problem). */
+static void
+out_check(const plan *p)
+{
+    char  tmp[4096], path[4096];
+    FILE *f = file_begin(p->out, "csv", tmp, path);
+    if (!f)
+        exit(1);
+    fclose(f);
+    remove(tmp);
+}
+
 int
 main(int argc, char **argv)
 {
     plan p;
     plan_parse(argc, argv, &p);
+    out_check(&p);
     unsigned cores = physical_cores();
     long     hw = sysconf(_SC_NPROCESSORS_ONLN);
     printf("study: %s\nmachine: %u physical cores, %ld hardware threads%s\n", p.o.scene, cores, hw,

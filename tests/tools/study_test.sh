@@ -16,18 +16,20 @@ cd "$tmp" || exit 1
 
 case $case_ in
 quick)
-    out=$("$study" --quick --locks default,mutex --out q s.obj 2>/dev/null) || fail "exit $?"
+    # A quote in the prefix: the files, and gnuplot's script, must cope.
+    q="q's"
+    out=$("$study" --quick --locks default,mutex --out "$q" s.obj 2>/dev/null) || fail "exit $?"
     for want in "machine: " "full, lock lockfree" "bypass, lock mutex" "early-out, lock lockfree" \
         "interning cost: bypass - early-out" "locks side by side, full" \
         "model: Universal Scalability Law" "-t2"; do
         grep -qF -- "$want" <<<"$out" || fail "no '$want' in the output: $out"
     done
-    [ -s q.csv ] && [ -s q.json ] || fail "no CSV or JSON"
-    [ "$(head -c 8 q.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "q.png is not a PNG"
+    [ -s "$q.csv" ] && [ -s "$q.json" ] || fail "no CSV or JSON"
+    [ "$(head -c 8 "$q.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$q.png is not a PNG"
     # One row per run: 2 threads x 3 modes x 2 locks, repeat 1; the columns.
-    [ "$(wc -l <q.csv)" = 13 ] || fail "q.csv has $(wc -l <q.csv) lines, want 13"
-    head -1 q.csv | grep -q '^round,mode,lock,threads,render_secs,.*,lookups,interns,bypasses,early_outs,.*tex_tiles_loaded' ||
-        fail "q.csv header: $(head -1 q.csv)"
+    [ "$(wc -l <"$q.csv")" = 13 ] || fail "$q.csv has $(wc -l <"$q.csv") lines, want 13"
+    head -1 "$q.csv" | grep -q '^round,mode,lock,threads,render_secs,.*,lookups,interns,bypasses,early_outs,.*tex_tiles_loaded' ||
+        fail "$q.csv header: $(head -1 "$q.csv")"
     [ -z "$(ls ./*.tmp 2>/dev/null)" ] || fail "temporary files left"
     # Mode accounting, from the CSV's columns: full interns every lookup,
     # bypass interns every slot and reads no tile, early-out interns none.
@@ -37,9 +39,9 @@ quick)
           if (m == "full" && !(l > 0 && n == l && t > 0)) bad = bad " full:" NR
           if (m == "bypass" && !(l == 0 && n == b && n > 0 && t == 0)) bad = bad " bypass:" NR
           if (m == "early-out" && !(n == 0 && t == 0)) bad = bad " early-out:" NR }
-        END { if (bad) { print "rows" bad; exit 1 } }' q.csv || fail "mode accounting"
-    grep -q '"complete": true' q.json && [ "$(grep -c '"render_secs"' q.json)" = 12 ] ||
-        fail "q.json: $(head -c 300 q.json)"
+        END { if (bad) { print "rows" bad; exit 1 } }' "$q.csv" || fail "mode accounting"
+    grep -q '"complete": true' "$q.json" && [ "$(grep -c '"render_secs"' "$q.json")" = 12 ] ||
+        fail "$q.json: $(head -c 300 "$q.json")"
     # The same accounting in the JSON, one run per line.
     num() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" <<<"$2"; }
     while read -r line; do
@@ -50,8 +52,8 @@ quick)
         *'"mode": "bypass"'*) [ "$l" = 0 ] && [ "$n" = "$b" ] && [ "$n" -gt 0 ] && [ "$t" = 0 ] ;;
         *'"mode": "early-out"'*) [ "$n" = 0 ] && [ "$t" = 0 ] ;;
         *) false ;;
-        esac || fail "q.json accounting: $line"
-    done < <(grep '"render_secs"' q.json)
+        esac || fail "$q.json accounting: $line"
+    done < <(grep '"render_secs"' "$q.json")
     ;;
 interrupt)
     # Ctrl-C stops after the current render; what was measured is written,
@@ -88,6 +90,10 @@ bad_input)
     check "--threads" --threads 0,2 s.obj
     check "nosuch.gltf" --quick nosuch.gltf
     check "" --quick --no-such-option s.obj
+    # An output prefix it cannot write is found before any render.
+    out=$("$study" --quick --out nodir/x s.obj 2>&1 >/dev/null) && fail "study --out nodir/x: exit 0"
+    [[ $out == *"nodir/x.csv.tmp: cannot write"* ]] || fail "study --out nodir/x: '$out'"
+    [[ $out != *"render 1 of"* ]] || fail "study --out nodir/x rendered before failing"
     ;;
 *)
     fail "no case $case_"

@@ -112,7 +112,7 @@ case_defaults(const char *arg)
     args       a;
     parse_ok(WORDS("scene.gltf"), &o, &a);
     CHECK_EQ_STR(o.scene, "scene.gltf");
-    CHECK_EQ_PTR(o.output, NULL); /* render.exr */
+    CHECK_EQ_STR(o.output, "render.exr");
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     CHECK_EQ_INT(o.threads, n < 1 ? 1 : n > RT_MAX_THREADS ? RT_MAX_THREADS : n);
     CHECK(o.threads >= 1);
