@@ -1,6 +1,8 @@
 /* Light selection and sampling (see rt_lights.h). */
 #include "rt_lights.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,4 +378,54 @@ float
 rt_lights_pdf_env_at(const rt_lights *l, v3 wi, v3 n)
 {
     return l->n && l->env ? env_pdf(l, wi, n) : 0;
+}
+
+/* ---- the environment's grid, read through the texture system ---- */
+
+/* The environment's luminance at (s, t), filtered over one grid cell. */
+static float
+env_luminance(tex_system *ts, tex_thread *tc, ustr name, const tex_derivs *d, float s, float t)
+{
+    tex_opts o = {.filter = TEX_FILTER_TRILINEAR, .twrap = TEX_WRAP_CLAMP, .fill = {1, 1, 1, 1}};
+    float    rgba[4];
+    tex_lookup(ts, tc, name, s, t, d, &o, rgba);
+    return rt_luminance(rgba);
+}
+
+/* Neighbouring cells share corners, so each corner is read once, a row of
+ * them at a time. */
+float *
+rt_env_grid_read(tex_system *ts, ustr name, rt_env_grid *g)
+{
+    tex_file_info info;
+    tex_thread   *tc;
+    if (tex_file_info_get(ts, name, &info) != TEX_OK || tex_thread_create(ts, &tc) != TEX_OK)
+        return NULL;
+    g->w = info.width < 1024 ? info.width : 1024;
+    g->h = info.height < 512 ? info.height : 512;
+    float *lum = malloc(((size_t)g->w * g->h + 2 * ((size_t)g->w + 1)) * sizeof *lum);
+    if (!lum) {
+        tex_thread_destroy(tc);
+        return NULL;
+    }
+    float     *top = lum + (size_t)g->w * g->h, *bottom = top + g->w + 1;
+    float      fw = (float)g->w, fh = (float)g->h;
+    tex_derivs d = {1.0f / fw, 0, 0, 1.0f / fh};
+    for (uint32_t i = 0; i <= g->w; i++)
+        bottom[i] = env_luminance(ts, tc, name, &d, (float)i / fw, 0);
+    for (uint32_t j = 0; j < g->h; j++) {
+        float *swap = top;
+        top = bottom, bottom = swap;
+        for (uint32_t i = 0; i <= g->w; i++)
+            bottom[i] = env_luminance(ts, tc, name, &d, (float)i / fw, (float)(j + 1) / fh);
+        for (uint32_t i = 0; i < g->w; i++) {
+            float most =
+                env_luminance(ts, tc, name, &d, ((float)i + 0.5f) / fw, ((float)j + 0.5f) / fh);
+            most = fmaxf(most, fmaxf(fmaxf(top[i], top[i + 1]), fmaxf(bottom[i], bottom[i + 1])));
+            lum[(size_t)j * g->w + i] = fmaxf(most, 0); /* fmaxf passes NaN over */
+        }
+    }
+    tex_thread_destroy(tc);
+    g->lum = lum;
+    return lum;
 }

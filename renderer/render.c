@@ -555,45 +555,6 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     return RT_OK;
 }
 
-/* The environment's luminance on a grid for importance sampling, read
- * through the texture system: each cell the largest of its corners and
- * centre, filtered at the cell's size, so every cell the map can light is
- * > 0. NULL when the map cannot be read (it is reported, and lookups give
- * the fill). */
-static float *
-env_grid(tex_system *ts, const rt__env *env, rt_env_grid *g)
-{
-    tex_file_info info;
-    tex_thread   *tc;
-    if (tex_file_info_get(ts, env->name, &info) != TEX_OK || tex_thread_create(ts, &tc) != TEX_OK)
-        return NULL;
-    g->w = info.width < 1024 ? info.width : 1024;
-    g->h = info.height < 512 ? info.height : 512;
-    float *lum = malloc((size_t)g->w * g->h * sizeof *lum);
-    if (!lum) {
-        tex_thread_destroy(tc);
-        return NULL;
-    }
-    tex_opts   o = {.filter = TEX_FILTER_TRILINEAR, .twrap = TEX_WRAP_CLAMP, .fill = {1, 1, 1, 1}};
-    tex_derivs d = {1.0f / (float)g->w, 0, 0, 1.0f / (float)g->h};
-    static const float at[5][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0.5f, 0.5f}};
-    for (uint32_t j = 0; j < g->h; j++) {
-        for (uint32_t i = 0; i < g->w; i++) {
-            float most = 0, rgba[4];
-            for (int k = 0; k < 5; k++) {
-                tex_lookup(ts, tc, env->name, ((float)i + at[k][0]) / (float)g->w,
-                           ((float)j + at[k][1]) / (float)g->h, &d, &o, rgba);
-                float y = rt_luminance(rgba);
-                most = y > most ? y : most;
-            }
-            lum[(size_t)j * g->w + i] = most;
-        }
-    }
-    tex_thread_destroy(tc);
-    g->lum = lum;
-    return lum;
-}
-
 /* The path tracer's lights and environment; nothing for the others. */
 static rt_result
 path_setup(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
@@ -611,7 +572,7 @@ path_setup(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_tabl
             return RT_ERR_NOMEM;
         /* Only full texturing reads the map; the other modes see white. */
         if (o->texture_mode == RT_TEXTURE_FULL)
-            *grid = env_grid(ts, env, &g);
+            *grid = rt_env_grid_read(ts, env->name, &g);
     }
     return rt_lights_create(scene, *grid ? &g : NULL, lights);
 }

@@ -7,7 +7,8 @@
  * Radiance that needs a texture lookup (an emissive triangle's emission
  * texture, the environment map) is not read here: a sample says where, and
  * the caller looks it up by filename like every other texture, so those
- * lookups go through ustring and the texture statistics too.
+ * lookups go through ustring and the texture statistics too. Only the
+ * environment's grid is read here, once, by rt_env_grid_read().
  *
  * Built once before a render; read-only afterwards, so any number of
  * threads may sample it. */
@@ -16,6 +17,7 @@
 
 #include "rt_scene.h"
 #include "rt_vec.h"
+#include "texture.h"
 
 #include <stdbool.h>
 
@@ -30,6 +32,14 @@ typedef struct rt_env_grid {
     const float *lum;
     uint32_t     w, h;
 } rt_env_grid;
+
+/* Reads the environment map `name` through `ts` into *g: at most 1024x512
+ * cells (the map's size when smaller), each the largest luminance of the
+ * map at the cell's corners and centre, filtered at the cell's size, and
+ * never below 0. Returns the cells (g->lum; free() it), or NULL when the
+ * map cannot be read (the texture system reports it; lookups then give the
+ * fill) or memory runs out. */
+float *rt_env_grid_read(tex_system *ts, ustr name, rt_env_grid *g);
 
 /* Lat-long mapping, +y up: (s, t) in [0, 1)^2, t = 0 straight up. */
 v3   rt_env_direction(float s, float t);

@@ -3,12 +3,15 @@
  * header's contract: the lat-long mapping, the environment's density against
  * the samples it gives and against the sphere, an emissive triangle's points
  * and solid-angle density, the choice of a light in proportion to its power,
- * punctual radiance, the default light, and a scene with nothing to sample.
+ * punctual radiance, the default light, a scene with nothing to sample,
+ * and the environment's grid read from a map through the texture system.
  * Random numbers come from a fixed xorshift, so every run is the same. */
 #include "check.h"
 #include "rt_lights.h"
 #include "rt_scene.h"
 #include "rt_vec.h"
+#include "tex_exr.h"
+#include "tex_file_testing.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -872,6 +875,67 @@ case_env_surface(const char *arg)
     rt_lights_destroy(l);
 }
 
+/* rt_env_grid_read: a 64x32 map, dim but for one bright texel, read into a
+ * grid of the map's size. Each cell must be the largest of the map's
+ * luminance at its corners and centre, filtered at the cell's size (looked
+ * up here one by one, five per cell, as the contract says), so the bright
+ * texel's cell and the cells sharing its corners are bright, and a far cell
+ * is dim. A missing map gives NULL. */
+static void
+case_env_grid(const char *arg)
+{
+    (void)arg;
+    enum { W = 64, H = 32, BX = 40, BY = 10 };
+    tex_image img;
+    char      err[TEX_ERR_LEN];
+    REQUIRE(tex_image_alloc(&img, W, H, 3, TEX_TYPE_FLOAT, err) == TEX_OK);
+    float *px = img.pixels;
+    for (size_t i = 0; i < (size_t)W * H * 3; i++)
+        px[i] = 0.1f;
+    for (int c = 0; c < 3; c++)
+        px[((size_t)BY * W + BX) * 3 + c] = 50;
+    const char *path = tex_test_path("env.exr");
+    REQUIRE(tex_exr_write_scanline(path, &img, NULL, 0, err) == TEX_OK);
+    tex_image_free(&img);
+
+    tex_system *ts;
+    tex_thread *tc;
+    REQUIRE(tex_system_create(NULL, &ts) == TEX_OK);
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    rt_env_grid g = {0};
+    float      *lum = rt_env_grid_read(ts, ustr_intern_cstr(path), &g);
+    REQUIRE(lum && g.lum == lum);
+    CHECK_EQ_INT(g.w, W);
+    CHECK_EQ_INT(g.h, H);
+    tex_opts           o = {.filter = TEX_FILTER_TRILINEAR, .twrap = TEX_WRAP_CLAMP};
+    tex_derivs         d = {1.0f / W, 0, 0, 1.0f / H};
+    static const float at[5][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0.5f, 0.5f}};
+    int                bad = 0;
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            float most = 0, rgba[4];
+            for (int k = 0; k < 5; k++) {
+                tex_lookup(ts, tc, ustr_intern_cstr(path), (i + at[k][0]) / W, (j + at[k][1]) / H,
+                           &d, &o, rgba);
+                most = fmaxf(most, rt_luminance(rgba));
+            }
+            bad += lum[j * W + i] != most;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    float bright = lum[BY * W + BX];
+    CHECK(bright > 1);
+    CHECK(lum[(BY - 1) * W + BX - 1] > 1 && lum[(BY + 1) * W + BX + 1] > 1);
+    CHECK_ABS(lum[25 * W + 5], 0.1, 1e-3);
+    free(lum);
+
+    tex_test_stderr_capture(); /* the missing map is reported */
+    CHECK(rt_env_grid_read(ts, ustr_intern_cstr(tex_test_path("none.exr")), &g) == NULL);
+    CHECK(tex_test_stderr_release() > 0);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 static const rt_test_case cases[] = {
     {"env_mapping", case_env_mapping},
     {"env_pdf", case_env_pdf},
@@ -884,6 +948,7 @@ static const rt_test_case cases[] = {
     {"directional", case_directional},
     {"default_light", case_default_light},
     {"empty", case_empty},
+    {"env_grid", case_env_grid},
     {NULL, NULL},
 };
 
