@@ -137,7 +137,7 @@ resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR
     tex_exr     *f = NULL;
     tex_exr_info info;
     tex_image    pix = {0}, rgba = {0};
-    char         terr[TEX_ERR_LEN], mine[1024];
+    char         terr[TEX_ERR_LEN], mine[RT_IMAGE_OPTIONS_LEN];
     const char  *v;
     bool         ok = false;
     uint32_t     ntiles = rt_options_tiles(o);
@@ -214,10 +214,17 @@ main(int argc, char **argv)
         fprintf(stderr, "render: --envmap %s: cannot open: %s\n", o.envmap, strerror(errno));
         return 1;
     }
+    /* --resume: the partial image is checked before the scene's load. */
+    rt_image img = {0};
+    if (o.resume && !resume_load(&o, out, &img, err)) {
+        fprintf(stderr, "render: %s: %s\n", out, err);
+        return 1;
+    }
 
     ustr_table *strings;
     if (ustr_table_create(&(ustr_config){.lock = o.lock}, &strings) != USTR_OK) {
         fputs("render: out of memory\n", stderr);
+        rt_image_free(&img);
         return 1;
     }
     rt_render_stats *stats = calloc(1, sizeof *stats);
@@ -235,6 +242,7 @@ main(int argc, char **argv)
         rt_paths_destroy(paths);
         ustr_table_destroy(strings);
         free(stats);
+        rt_image_free(&img);
         return 1;
     }
     stats->load_secs = now() - t0;
@@ -253,15 +261,12 @@ main(int argc, char **argv)
         rt_paths_destroy(paths);
         ustr_table_destroy(strings);
         free(stats);
+        rt_image_free(&img);
         return 1;
     }
-    char    *embedded = embedded_extract(scene, ts, strings);
-    rt_image img = {0};
-    r = o.resume && !resume_load(&o, out, &img, err) ? RT_ERR_INVALID : RT_OK;
-    if (r == RT_OK) {
-        signals_catch();
-        r = rt_render(&o, scene, ts, strings, &img, stats, err);
-    }
+    char *embedded = embedded_extract(scene, ts, strings);
+    signals_catch();
+    r = rt_render(&o, scene, ts, strings, &img, stats, err);
     if (r == RT_OK)
         r = rt_image_write(&o, &img, stats, err);
     if (r != RT_OK)
@@ -282,8 +287,7 @@ main(int argc, char **argv)
     if (r == RT_OK && o.stats_json && rt_report_json(&o, stats, ts, strings, o.stats_json, err))
         fprintf(stderr, "render: %s: %s\n", o.stats_json, err), r = RT_ERR_OPEN;
     bool partial = img.done != NULL;
-    free(img.rgba);
-    free(img.done);
+    rt_image_free(&img);
     tex_system_destroy(ts);
     embedded_remove(embedded, scene->nembedded);
     rt_scene_free(scene);

@@ -16,6 +16,14 @@
 #define RT_VERSION "0"
 #endif
 
+void
+rt_image_free(rt_image *img)
+{
+    free(img->rgba);
+    free(img->done);
+    img->rgba = NULL, img->done = NULL;
+}
+
 bool
 rt_output_is_png(const char *path)
 {
@@ -143,7 +151,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             tex_image_free(&png);
         }
     } else {
-        char threads[32], spp[32], depth[32], tile[32], seed[32], image_options[1024];
+        char threads[32], spp[32], depth[32], tile[32], seed[32],
+            image_options[RT_IMAGE_OPTIONS_LEN];
         rt_image_options_format(o, image_options, sizeof image_options);
         snprintf(tile, sizeof tile, "%u", o->tile);
         snprintf(seed, sizeof seed, "%" PRIu64, o->seed);

@@ -34,7 +34,7 @@ typedef struct rt_image {
      * pixels, one byte each, 1: rendered; NULL: all of them. rt_render()
      * sets it when it was cancelled before the end; given to rt_render()
      * with rgba, it resumes: tiles marked 1 are kept, the others rendered.
-     * Free it with rgba. */
+     * rt_image_free() frees both. */
     uint8_t *done;
 } rt_image;
 
@@ -46,13 +46,17 @@ void rt_render_cancel(void);
 bool rt_render_cancelled(void);
 
 /* Renders `scene` as `o` says into *img (allocated here unless img->rgba
- * is given to resume, see rt_image.done; free img->rgba and img->done;
+ * is given to resume, see rt_image.done; rt_image_free() it;
  * both NULL after a failure).
  * Texture lookups go through `ts`, names through `strings`. The image
  * depends only on the scene and the options that change the picture,
  * never on threads, tile size or lock strategy. */
 rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
                     rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN]);
+
+/* Frees img's pixels and tile map and sets them NULL; a zeroed image is a
+ * no-op. */
+void rt_image_free(rt_image *img);
 
 /* Whether an output path (already checked to be .exr or .png) names a PNG. */
 bool rt_output_is_png(const char *path);
@@ -65,7 +69,10 @@ rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_rend
 /* Every option that changes the image's pixels (the scene's file name, the
  * integrator and its settings, texture mode, samples, seed, tiles, camera
  * overrides), as one line: a partial EXR records it (rt:image_options), and
- * --resume continues only a render whose line is the same. */
+ * --resume continues only a render whose line is the same. A buffer of
+ * RT_IMAGE_OPTIONS_LEN holds it whole (two paths of PATH_MAX and the
+ * rest), so two renders never compare equal by being cut short alike. */
+#define RT_IMAGE_OPTIONS_LEN 9216
 void rt_image_options_format(const rt_options *o, char *buf, size_t size);
 
 /* A map of rendered tiles (rt_image.done) as the EXR of a partial render

@@ -146,7 +146,7 @@ render_once(const bench *b, const rt_options *o, tex_system *ts, rt_render_stats
     memset(stats, 0, sizeof *stats);
     if (rt_render(o, b->scene, ts ? ts : own, b->strings, &img, stats, err) != RT_OK)
         bench_die("%s: %s", o->scene, err);
-    free(img.rgba);
+    rt_image_free(&img);
     tex_system_destroy(own);
     return stats->render_secs;
 }

@@ -278,7 +278,7 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
         }
         r->cpu = r->st.total.cpu_secs;
     }
-    free(img.rgba);
+    rt_image_free(&img);
     tex_system_destroy(ts);
     rt_scene_free(scene);
     ustr_table_destroy(strings);

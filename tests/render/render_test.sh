@@ -263,6 +263,10 @@ interrupt)
     # --resume of a complete image, or of another render's, is refused.
     "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$scene" 2>"$tmp/e" && fail "resumed a whole image"
     grep -q "not a partial render" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
+    # ... before the scene is loaded: a bad --resume is found first.
+    "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$tmp/nosuch.gltf" 2>"$tmp/e" &&
+        fail "resumed with no scene"
+    grep -q "not a partial render" "$tmp/e" || fail "--resume checked late: $(cat "$tmp/e")"
     "$render" "${args[@]}" -o "$tmp/other.exr" "$scene" 2>/dev/null &
     pid=$!
     sleep 0.05
