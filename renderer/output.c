@@ -246,10 +246,8 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
     tex_stats_print(&ss, "  texture: ", f);
 }
 
-/* s as a JSON string (quotes, backslashes and control bytes escaped), or
- * null. */
-static void
-json_string(FILE *f, const char *s)
+void
+rt_json_string(FILE *f, const char *s)
 {
     if (!s) {
         fputs("null", f);
@@ -298,7 +296,7 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             t->interns, t->bypasses, t->early_outs, t->bad_samples);
     fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
             rt_light_sampling_name(o->light_sampling));
-    json_string(f, o->envmap);
+    rt_json_string(f, o->envmap);
     fputs(",\n", f);
     fprintf(f, " \"thread_busy_secs\": [");
     for (unsigned i = 0; i < s->threads; i++)

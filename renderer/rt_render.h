@@ -102,4 +102,8 @@ void      rt_report_print(const rt_options *o, const rt_render_stats *s, tex_sys
 rt_result rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts,
                          ustr_table *strings, const char *path, char err[RT_ERR_LEN]);
 
+/* Writes s as a JSON string (quotes, backslashes and control bytes
+ * escaped; other bytes, UTF-8 included, as they are), or null for NULL. */
+void rt_json_string(FILE *f, const char *s);
+
 #endif

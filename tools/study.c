@@ -548,15 +548,10 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
     FILE  *f = file_begin(p->out, "json", tmp, path);
     if (!f)
         return false;
-    fprintf(f, "{\"scene\": \"");
-    for (const char *s = p->o.scene; *s; s++)
-        fprintf(f,
-                *s == '"' || *s == '\\'    ? "\\%c"
-                : (unsigned char)*s < 0x20 ? "\\u%04x"
-                                           : "%c",
-                *s);
+    fputs("{\"scene\": ", f);
+    rt_json_string(f, p->o.scene);
     fprintf(f,
-            "\", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
+            ", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
             " \"complete\": %s,\n \"width\": %u, \"height\": %u, \"spp\": %u,"
             " \"integrator\": \"%s\",\n \"runs\": [\n",
             cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
