@@ -1,6 +1,7 @@
 /* Scene import through assimp's C API: see rt_scene.h for the contract. */
 #include "rt_paths.h"
 #include "rt_scene.h"
+#include "scene_internal.h"
 
 #include <assimp/GltfMaterial.h>
 #include <assimp/cfileio.h>
@@ -380,6 +381,65 @@ texture_path(const char *folder, const char *ref)
     return out;
 }
 
+/* Material properties are read only as stored: assimp reads any other
+ * type as a string of digits (a float as an int, too), and when that is
+ * not one, throws a C++ exception through our C frames or fails an
+ * assertion (both found by fuzz-scene); and given no count it writes every
+ * element of an array, however many, into the one value asked for. Each
+ * read below checks the type and gives a count. A buffer holds a bool (1
+ * byte: glTF's doubleSided) or 32-bit values; of another length, assimp
+ * would read an int past its end. */
+static const struct aiMaterialProperty *
+mat_numeric(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx,
+            bool integer)
+{
+    const struct aiMaterialProperty *p;
+    if (aiGetMaterialProperty(mat, key, type, idx, &p) != aiReturn_SUCCESS || p->mDataLength == 0)
+        return NULL;
+    bool buffer = p->mType == aiPTI_Buffer && (p->mDataLength == 1 || p->mDataLength % 4 == 0);
+    bool real = p->mType == aiPTI_Float || p->mType == aiPTI_Double;
+    return buffer || p->mType == aiPTI_Integer || (real && !integer) ? p : NULL;
+}
+
+static float
+mat_float(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx, float def)
+{
+    ai_real  v;
+    unsigned n = 1;
+    if (mat_numeric(mat, key, type, idx, false) &&
+        aiGetMaterialFloatArray(mat, key, type, idx, &v, &n) == aiReturn_SUCCESS && n == 1 &&
+        isfinite(v))
+        return (float)v;
+    return def;
+}
+
+static int
+mat_int(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx, int def)
+{
+    int      v;
+    unsigned n = 1;
+    if (mat_numeric(mat, key, type, idx, true) &&
+        aiGetMaterialIntegerArray(mat, key, type, idx, &v, &n) == aiReturn_SUCCESS && n == 1)
+        return v;
+    return def;
+}
+
+/* An RGB or RGBA colour (alpha 1 when the file has three components);
+ * false for anything else. Values are kept as stored, infinities too: the
+ * path tracer counts and drops the samples they spoil. */
+static bool
+mat_color(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx,
+          struct aiColor4D *out)
+{
+    const struct aiMaterialProperty *p = mat_numeric(mat, key, type, idx, false);
+    struct aiColor4D                 c;
+    if (!p || p->mDataLength < 3 * (p->mType == aiPTI_Double ? sizeof(double) : 4) ||
+        aiGetMaterialColor(mat, key, type, idx, &c) != aiReturn_SUCCESS)
+        return false;
+    *out = c;
+    return true;
+}
+
 /* Texture types that may fill each slot, best first (assimp 5.2 names:
  * glTF's metallicRoughness arrives as UNKNOWN, its occlusion as LIGHTMAP;
  * OBJ's map_bump as HEIGHT, map_Ks as SPECULAR, map_d as OPACITY). */
@@ -407,12 +467,16 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
         enum aiTextureType type = slot_types[slot][k];
         if (aiGetMaterialTextureCount(mat, type) == 0)
             continue;
+        /* The path and UV set read here, not by aiGetMaterialTexture(),
+         * which reads the mapping and UV set with no count: an array there
+         * overruns its int. */
         struct aiString path;
-        unsigned        uv = 0;
-        if (aiGetMaterialTexture(mat, type, 0, &path, NULL, &uv, NULL, NULL, NULL, NULL) !=
-                aiReturn_SUCCESS ||
+        if (aiGetMaterialString(mat, AI_MATKEY_TEXTURE(type, 0), &path) != aiReturn_SUCCESS ||
             path.length == 0)
             continue;
+        int uv = 0;
+        if (mat_int(mat, AI_MATKEY_MAPPING(type, 0), aiTextureMapping_UV) == aiTextureMapping_UV)
+            uv = mat_int(mat, AI_MATKEY_UVWSRC(type, 0), 0);
         char *name;
         if (path.data[0] == '*') {
             /* Embedded ("*N"): the synthetic name made for texture N; an
@@ -429,22 +493,13 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
         }
         out->filename = name;
         out->filename_len = strlen(name);
-        out->uv = uv <= 1 ? uv : 0; /* the scene keeps UV sets 0 and 1 */
+        out->uv = uv == 1 ? 1 : 0; /* the scene keeps UV sets 0 and 1 */
         out->name = ustr_table_intern(c->strings, name, out->filename_len);
         if (!out->name)
             return RT_ERR_NOMEM; /* ENOMEM; ERANGE needs a 1 GiB path */
         return RT_OK;
     }
     return RT_OK;
-}
-
-static float
-mat_float(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx, float def)
-{
-    ai_real v;
-    if (aiGetMaterialFloatArray(mat, key, type, idx, &v, NULL) == aiReturn_SUCCESS && isfinite(v))
-        return (float)v;
-    return def;
 }
 
 static rt_result
@@ -460,20 +515,20 @@ material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
 
     /* glTF's base colour factor; else the classic diffuse colour with the
      * opacity ('d') as alpha (OBJ/MTL, PLY). */
-    if (aiGetMaterialColor(mat, AI_MATKEY_BASE_COLOR, &col) == aiReturn_SUCCESS) {
+    if (mat_color(mat, AI_MATKEY_BASE_COLOR, &col)) {
         m->base_color[0] = col.r, m->base_color[1] = col.g;
         m->base_color[2] = col.b, m->base_color[3] = col.a;
         /* KHR_materials_specular's factor; glTF's layer is there by default. */
         m->specular = mat_float(mat, AI_MATKEY_SPECULAR_FACTOR, 1.0f);
     } else {
         m->base_color[0] = m->base_color[1] = m->base_color[2] = 1;
-        if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_DIFFUSE, &col) == aiReturn_SUCCESS)
+        if (mat_color(mat, AI_MATKEY_COLOR_DIFFUSE, &col))
             m->base_color[0] = col.r, m->base_color[1] = col.g, m->base_color[2] = col.b;
         m->base_color[3] = mat_float(mat, AI_MATKEY_OPACITY, 1.0f);
         /* A classic material's specular colour (Ks) as the weight of the
          * specular layer: none, plain Lambert, when Ks is black or absent. */
         m->specular = 0;
-        if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_SPECULAR, &col) == aiReturn_SUCCESS) {
+        if (mat_color(mat, AI_MATKEY_COLOR_SPECULAR, &col)) {
             float k = col.r > col.g ? col.r : col.g;
             m->specular = k > col.b ? k : col.b;
         }
@@ -490,7 +545,7 @@ material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
     }
 
     float strength = mat_float(mat, AI_MATKEY_EMISSIVE_INTENSITY, 1.0f);
-    if (aiGetMaterialColor(mat, AI_MATKEY_COLOR_EMISSIVE, &col) == aiReturn_SUCCESS) {
+    if (mat_color(mat, AI_MATKEY_COLOR_EMISSIVE, &col)) {
         m->emissive[0] = col.r * strength;
         m->emissive[1] = col.g * strength;
         m->emissive[2] = col.b * strength;
@@ -500,9 +555,7 @@ material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
     m->occlusion_strength =
         mat_float(mat, AI_MATKEY_GLTF_TEXTURE_STRENGTH(aiTextureType_LIGHTMAP, 0), 1.0f);
 
-    int two = 0;
-    if (aiGetMaterialIntegerArray(mat, AI_MATKEY_TWOSIDED, &two, NULL) == aiReturn_SUCCESS)
-        m->double_sided = two != 0;
+    m->double_sided = mat_int(mat, AI_MATKEY_TWOSIDED, 0) != 0;
 
     for (int k = 0; k < RT_SLOT_COUNT; k++) {
         rt_result r = slot_load(c, mat, (rt_slot)k, &m->slots[k]);
@@ -576,9 +629,12 @@ camera_basis(double fwd[3], double up[3])
     if (!normalize3(fwd))
         fwd[0] = 0, fwd[1] = 0, fwd[2] = -1;
     for (int tries = 0; tries < 2; tries++) {
+        /* up normalised first, so d is a cosine: a tiny up along fwd
+         * (found by fuzz-scene) once passed as nearly perpendicular. */
+        bool   ok = normalize3(up);
         double d = up[0] * fwd[0] + up[1] * fwd[1] + up[2] * fwd[2];
         double u[3] = {up[0] - d * fwd[0], up[1] - d * fwd[1], up[2] - d * fwd[2]};
-        if (normalize3(u) && fabs(d) < 0.9999) {
+        if (ok && fabs(d) < 0.9999 && normalize3(u)) {
             up[0] = u[0], up[1] = u[1], up[2] = u[2];
             return;
         }
@@ -696,6 +752,10 @@ lights_load(const struct aiScene *ai, rt_scene *s)
         }
         s->nlights++;
     }
+    if (s->nlights == 0) { /* ambient and area lights only: default_light() makes one */
+        free(s->lights);
+        s->lights = NULL;
+    }
     return RT_OK;
 }
 
@@ -797,9 +857,10 @@ rt_scene_free(rt_scene *pub)
     free(s);
 }
 
+/* What rt__scene_build() does into a scene allocated for it. */
 static rt_result
-scene_build(const struct aiScene *ai, const char *path, ustr_table *strings, scene_priv *s,
-            char *err)
+scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scene_priv *s,
+           char *err)
 {
     rt_scene *pub = &s->pub;
     load_ctx  c = {.ai = ai, .s = s, .strings = strings};
@@ -876,6 +937,25 @@ fail:
     free(c.embedded_names);
     snprintf(err, RT_ERR_LEN, "%s", rt_result_str(r));
     return r;
+}
+
+rt_result
+rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings, rt_scene **out,
+                char err[RT_ERR_LEN])
+{
+    *out = NULL;
+    scene_priv *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return RT_ERR_NOMEM;
+    }
+    rt_result r = scene_fill(ai, path, strings, s, err);
+    if (r != RT_OK) {
+        rt_scene_free(&s->pub);
+        return r;
+    }
+    *out = &s->pub;
+    return RT_OK;
 }
 
 /* ---- files assimp opens, checked against allowed folders ---- */
@@ -1002,12 +1082,6 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         return RT_ERR_FORMAT;
     }
 
-    scene_priv *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, RT_ERR_LEN, "out of memory");
-        return RT_ERR_NOMEM;
-    }
-
     /* Triangulate + SortByPType with points and lines removed: triangles
      * only. FindInvalidData drops all-zero normal/UV arrays before
      * GenSmoothNormals recomputes them. FlipUVs: (0, 0) at the image's
@@ -1015,7 +1089,6 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
      * CalcTangentSpace, so bitangents keep pointing up the image. */
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) {
-        free(s);
         snprintf(err, RT_ERR_LEN, "out of memory");
         return RT_ERR_NOMEM;
     }
@@ -1048,18 +1121,17 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "no triangles");
         r = RT_ERR_EMPTY;
     } else {
-        r = scene_build(ai, path, strings, s, err);
-        if (r == RT_OK && guard.refused[0] && !(s->pub.refused = strdup(guard.refused)))
+        r = rt__scene_build(ai, path, strings, out, err);
+        if (r == RT_OK && guard.refused[0] && !((*out)->refused = strdup(guard.refused))) {
+            rt_scene_free(*out);
+            *out = NULL;
+            snprintf(err, RT_ERR_LEN, "out of memory");
             r = RT_ERR_NOMEM;
+        }
     }
     pthread_mutex_unlock(&import_lock);
     if (ai)
         aiReleaseImport(ai);
     aiReleasePropertyStore(props);
-    if (r != RT_OK) {
-        rt_scene_free(&s->pub);
-        return r;
-    }
-    *out = &s->pub;
-    return RT_OK;
+    return r;
 }

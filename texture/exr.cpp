@@ -362,6 +362,174 @@ open_fd(tex_exr *f, const char *path, char err[TEX_ERR_LEN])
     return TEX_OK;
 }
 
+/* n bytes at pos (fewer at the end of the file); how many, or -1. */
+ssize_t
+read_at(int fd, uint64_t pos, void *buf, size_t n)
+{
+    ssize_t got;
+    do
+        got = pread(fd, buf, n, (off_t)pos);
+    while (got < 0 && errno == EINTR);
+    return got;
+}
+
+/* A NUL-terminated name of at most max bytes at *pos, into name[256];
+ * false when it does not end in time (OpenEXR will say what is wrong). */
+bool
+name_at(int fd, uint64_t *pos, size_t max, char name[256])
+{
+    ssize_t got = read_at(fd, *pos, name, max + 1);
+    if (got <= 0)
+        return false;
+    const char *end = (const char *)memchr(name, '\0', (size_t)got);
+    if (!end)
+        return false;
+    *pos += (uint64_t)(end - name) + 1;
+    return true;
+}
+
+/* Bytes OpenEXR 3.1 reads for an attribute of a fixed-size type, whatever
+ * size the file gives it; 0 for the others. */
+uint64_t
+fixed_size(const char *type)
+{
+    static const struct {
+        const char *type;
+        uint64_t    size;
+    } fixed[] = {
+        {"box2i", 16},      {"box2f", 16},   {"chromaticities", 32},
+        {"compression", 1}, {"double", 8},   {"envmap", 1},
+        {"float", 4},       {"int", 4},      {"keycode", 28},
+        {"lineOrder", 1},   {"m33f", 36},    {"m33d", 72},
+        {"m44f", 64},       {"m44d", 128},   {"rational", 8},
+        {"tiledesc", 9},    {"timecode", 8}, {"v2i", 8},
+        {"v2f", 8},         {"v2d", 16},     {"v3i", 12},
+        {"v3f", 12},        {"v3d", 24},     {"deepImageState", 1},
+    };
+    for (const auto &t : fixed)
+        if (strcmp(type, t.type) == 0)
+            return t.size;
+    return 0;
+}
+
+bool
+u32_at(int fd, uint64_t pos, uint32_t *v)
+{
+    unsigned char b[4];
+    if (read_at(fd, pos, b, 4) != 4)
+        return false;
+    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+enum attr_check { ATTR_OK, ATTR_PAST_END, ATTR_NEGATIVE };
+
+/* Moves *pos past the value of an attribute of `type` and `size` that
+ * starts there, to where OpenEXR will read the next attribute; *claim is
+ * what reading it allocates. ATTR_PAST_END when that is more than the
+ * file holds; ATTR_NEGATIVE for a negative size. Where the file is damaged
+ * in another way *pos goes past the end, for OpenEXR to report it. */
+attr_check
+attr_skip(const tex_exr *f, const char *type, uint32_t size, uint64_t *pos, uint64_t *claim)
+{
+    uint64_t left = *pos <= f->size ? f->size - *pos : 0;
+    if (uint64_t n = fixed_size(type)) { /* read whole, allocates nothing */
+        *pos += n;
+        return ATTR_OK;
+    }
+    if (strcmp(type, "chlist") == 0) { /* entries up to an empty name; the size is not used */
+        char name[256];
+        for (;;) {
+            if (!name_at(f->fd.fd, pos, 255, name)) {
+                *pos = UINT64_MAX;
+                return ATTR_OK;
+            }
+            if (!name[0])
+                return ATTR_OK;
+            *pos += 16;
+        }
+    }
+    uint32_t w, h;
+    if (strcmp(type, "preview") == 0 && u32_at(f->fd.fd, *pos, &w) &&
+        u32_at(f->fd.fd, *pos + 4, &h)) { /* w x h RGBA bytes, allocated first */
+        *claim = 8 + 4 * (uint64_t)w * h;
+        *pos += *claim;
+        return *claim <= left ? ATTR_OK : ATTR_PAST_END;
+    }
+    *claim = size; /* string, opaque, ...: allocated, then read */
+    if ((int32_t)size < 0)
+        return ATTR_NEGATIVE;
+    if (size > left)
+        return ATTR_PAST_END;
+    if (strcmp(type, "idmanifest") == 0) { /* 3.1: a 64-bit size, then size - 4 bytes */
+        *pos += size >= 4 ? (uint64_t)size + 4 : UINT64_MAX / 2;
+        return ATTR_OK;
+    }
+    if (strcmp(type, "stringvector") == 0) /* strings of 32-bit lengths, each allocated */
+        for (uint64_t at = *pos, end = *pos + size; at + 4 <= end;) {
+            uint32_t n;
+            if (!u32_at(f->fd.fd, at, &n))
+                break;
+            at += 4;
+            *claim = n;
+            if ((int32_t)n < 0)
+                return ATTR_NEGATIVE;
+            if (n > f->size - at)
+                return ATTR_PAST_END;
+            at += n;
+        }
+    *pos += size;
+    return ATTR_OK;
+}
+
+/* Every header attribute against what is left of the file, before OpenEXR
+ * reads the header: it allocates what an attribute claims (a string's or
+ * an unknown type's size, a preview's width x height) before reading the
+ * value, so a file of 100 bytes claiming 1.3 GB made it allocate 1.3 GB
+ * (found by fuzz-exr). Walks the header as OpenEXR 3.1 reads it (each
+ * part's in a multipart file): name, type name, 32-bit size, value. What
+ * else is wrong is left to OpenEXR to report. */
+tex_result
+headers_fit(const tex_exr *f, char err[TEX_ERR_LEN])
+{
+    unsigned char version[4];
+    if (read_at(f->fd.fd, 4, version, 4) != 4)
+        return TEX_OK;
+    bool multipart = version[1] & 0x10; /* bit 12 */
+    /* OpenEXR 3.1 reads names of up to 255 bytes whether or not the
+     * long-names flag (bit 10) is set, so the walk does too. */
+    uint64_t pos = 8;
+    while (pos < f->size) {
+        char     name[256], type[256];
+        uint32_t size;
+        if (!name_at(f->fd.fd, &pos, 255, name))
+            return TEX_OK;
+        if (!name[0]) { /* the end of a header */
+            unsigned char next;
+            if (!multipart || read_at(f->fd.fd, pos, &next, 1) != 1 || next == 0)
+                return TEX_OK; /* ... and, in a multipart file, the empty one: the last */
+            continue;
+        }
+        if (!name_at(f->fd.fd, &pos, 255, type) || !u32_at(f->fd.fd, pos, &size))
+            return TEX_OK;
+        pos += 4;
+        uint64_t   claim = 0;
+        attr_check c = attr_skip(f, type, size, &pos, &claim);
+        if (c != ATTR_OK) {
+            char shown[64];
+            printable(shown, sizeof shown, name);
+            if (c == ATTR_NEGATIVE)
+                say(err, "bad header: attribute '%s' has a negative size", shown);
+            else
+                say(err,
+                    "truncated: header attribute '%s' of %llu bytes runs past the end of the file",
+                    shown, (unsigned long long)claim);
+            return TEX_ERR_CORRUPT;
+        }
+    }
+    return TEX_OK;
+}
+
 /* Which file channels make Y, YA, RGB or RGBA (see tex_exr.h). */
 tex_result
 choose_channels(tex_exr *f, const Imf::Header &h, bool tiled, char err[TEX_ERR_LEN])
@@ -746,6 +914,8 @@ tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_E
     try {
         f = new tex_exr;
         tex_result r = open_fd(f, path, err);
+        if (r == TEX_OK)
+            r = headers_fit(f, err);
         if (r == TEX_OK) {
             f->in.reset(new FdIn(f->fd.fd, f->size));
             f->multi.reset(new Imf::MultiPartInputFile(*f->in, 0));

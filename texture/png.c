@@ -40,6 +40,7 @@ typedef struct png_job {
     /* Reading: where the chunk being read starts, to check its CRC when
      * libpng fails inside it (libpng checks it only at the chunk's end). */
     uint64_t pos;        /* bytes read so far */
+    uint64_t file_size;  /* UINT64_MAX when unknown (not a regular file) */
     bool     in_chunk;   /* a chunk header has been read */
     uint64_t chunk_data; /* the file offset of its data */
     uint32_t chunk_len;
@@ -176,6 +177,17 @@ on_read(png_structp png, png_bytep data, size_t n)
             job->chunk_len = png_get_uint_32(data);
             memcpy(job->chunk_type, data + 4, 4);
             job->chunk_data = job->pos + 8;
+            /* A chunk longer than what is left of the file (with its CRC)
+             * is cut short: say so now, before libpng allocates the length
+             * it claims (a 100-byte file can claim a 1 GB text chunk). */
+            if (job->chunk_data > job->file_size ||
+                (uint64_t)job->chunk_len + 4 > job->file_size - job->chunk_data) {
+                char name[5];
+                chunk_name(png_get_uint_32(data + 4), name);
+                job->code = TEX_ERR_CORRUPT;
+                snprintf(job->err, TEX_ERR_LEN, "truncated: %s chunk ends early", name);
+                png_error(png, job->err);
+            }
         }
         job->pos += n;
         /* Keep IHDR's size, to report an oversized image as such when
@@ -263,6 +275,10 @@ png_decode(png_job *job)
     png_set_read_fn(png, job, on_read);
     png_set_sig_bytes(png, 8);
     png_set_user_limits(png, TEX_MAX_DIM, TEX_MAX_DIM);
+    /* Ancillary chunks are buffered whole, and compressed ones (iCCP, zTXt,
+     * iTXt) inflated; past this a chunk is skipped with a warning. Image
+     * data (IDAT) is streamed row by row and not bounded by it. */
+    png_set_chunk_malloc_max(png, TEX_PNG_MAX_CHUNK_BYTES);
     png_set_benign_errors(png, 1); /* e.g. extra data after the image: warn, keep going */
     png_read_info(png, info);
 
@@ -322,6 +338,9 @@ tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
     job->f = f;
     job->err = err;
     job->pos = 8; /* the signature */
+    struct stat st;
+    job->file_size =
+        fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
     job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     job->info = job->png ? png_create_info_struct(job->png) : NULL;
     if (job->info)

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 static float          srgb_u8[256];  /* sRGB-encoded byte -> linear */
 static float          unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
@@ -19,7 +22,10 @@ srgb_init(void)
         unorm_u8[i] = (float)i * (1.0f / 255.0f);
     }
 #if defined(__x86_64__)
-    have_f16c = __builtin_cpu_supports("f16c");
+    /* CPUID leaf 1, ECX bit 29 (bit_F16C); __builtin_cpu_supports("f16c")
+     * says the same, but clang before 16 does not know the name. */
+    unsigned eax, ebx, ecx, edx;
+    have_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
 #endif
 }
 

@@ -41,13 +41,22 @@
  * - a tile of at most TEX_EXR_MAX_TILE_PIXELS pixels (TEX_ERR_TOO_LARGE);
  * - one chunk (a tile, or a block of scanlines, all channels, unpacked) of
  *   at most TEX_EXR_MAX_CHUNK_BYTES (TEX_ERR_TOO_LARGE), which bounds
- *   OpenEXR's own buffers however many channels a header lists;
+ *   OpenEXR's own buffers however many channels a header lists: its
+ *   decompressor, made when a part is opened, takes up to about 1.4 times
+ *   a chunk (fuzz-exr saw 360 MB under the former limit of 256 MiB), and
+ *   a tiled file keeps it while it is open. 64 MiB still holds a 2048 x
+ *   2048 tile of float RGBA, or 256 lines (DWAB) of 16384 float RGBA
+ *   pixels;
  * - a chunk table that fits in the file: 8 bytes per chunk of part 0
  *   (TEX_ERR_CORRUPT), so the tile tables OpenEXR builds to read a part
  *   are no larger than the file itself.
  * The largest allocation for a file within these limits is the image that
  * tex_exr_read_image() returns (at most TEX_MAX_PIXELS * 4 channels * 4
  * bytes); OpenEXR's buffers are of the order of one chunk.
+ * Before OpenEXR reads a header, every attribute is checked against what
+ * is left of the file (OpenEXR allocates what a string, an unknown type or
+ * a preview image claims before reading it): TEX_ERR_CORRUPT, "truncated:
+ * header attribute 'X' of N bytes runs past the end of the file".
  *
  * Threads: a tex_exr is used by one thread at a time; different tex_exr
  * handles (of the same file or not) may be used at once on different
@@ -63,7 +72,7 @@
 #include <stdint.h>
 
 #define TEX_EXR_MAX_TILE_PIXELS ((uint32_t)1 << 24) /* tile width * height: 4096 x 4096 */
-#define TEX_EXR_MAX_CHUNK_BYTES ((uint64_t)1 << 28) /* unpacked bytes of one chunk */
+#define TEX_EXR_MAX_CHUNK_BYTES ((uint64_t)1 << 26) /* unpacked bytes of one chunk */
 #define TEX_EXR_MAX_LEVELS      32                  /* more than a 65536 chain needs */
 
 typedef struct tex_exr tex_exr; /* opaque: an open file; one thread at a time */

@@ -117,6 +117,12 @@ tex_result tex_image_downsample(const tex_image *src, tex_image *dst, char err[T
  * included; calls may run on many threads at once. */
 tex_result tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
+/* The most tex_png_read() allocates for one ancillary chunk (text, iCCP,
+ * EXIF; compressed ones once inflated): a larger one is skipped. A chunk
+ * claiming more bytes than the file holds is "truncated" before anything
+ * is allocated for it. */
+#define TEX_PNG_MAX_CHUNK_BYTES ((size_t)16 << 20)
+
 /* Writes an 8- or 16-bit PNG of img (U8 or U16 in host byte order, 1-4
  * channels) with the sRGB chunk. Written to a temporary file in the same
  * folder and renamed, so a failure never leaves a half-written file at

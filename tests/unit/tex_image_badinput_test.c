@@ -304,6 +304,32 @@ case_png_too_large(const char *arg)
     expect(tex_png_read, path, TEX_ERR_TOO_LARGE, "16385x16384");
 }
 
+/* A chunk claiming 2 GB in a file of a few hundred bytes (found by
+ * fuzz-png: libpng allocated the claimed length of a text chunk before
+ * reading it): "truncated", before any allocation, even under a 1 GiB
+ * address-space cap. */
+static void
+case_png_huge_chunk(const char *arg)
+{
+    (void)arg;
+    memory_limit();
+    size_t         n;
+    unsigned char *d = png_make(4, 4, 3, &n);
+    size_t         p = chunk_find(d, n, "IDAT");
+    unsigned char *e = malloc(n + 28);
+    REQUIRE(e != NULL);
+    memcpy(e, d, p);
+    be32_put(e + p, 0x7fffffffu);
+    memcpy(e + p + 4, "iTXt", 4);
+    memset(e + p + 8, 'x', 20); /* 20 of its 2^31 - 1 bytes, then the IDAT */
+    memcpy(e + p + 28, d + p, n - p);
+    const char *path = tex_test_path("huge_chunk.png");
+    tex_test_file_write(path, e, n + 28);
+    expect(tex_png_read, path, TEX_ERR_CORRUPT, "truncated: iTXt chunk ends early");
+    free(e);
+    free(d);
+}
+
 static void
 case_png_directory(const char *arg)
 {
@@ -502,6 +528,7 @@ static const rt_test_case cases[] = {
     {"png_zero_width", case_png_zero_width},
     {"png_bit_depth", case_png_bit_depth},
     {"png_too_large", case_png_too_large},
+    {"png_huge_chunk", case_png_huge_chunk},
     {"png_directory", case_png_directory},
     {"png_missing", case_png_missing},
     {"png_unreadable", case_png_unreadable},

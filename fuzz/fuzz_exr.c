@@ -1,0 +1,104 @@
+/* Fuzz target: the OpenEXR shim's reader (tex_exr.h): opening a file,
+ * reading every level whole, a few tiles of each level of a tiled file,
+ * and its attributes. Checks the shim's contract: an info within the
+ * limits, images of the size it announced, one-line errors. */
+#include "fuzz_input.h"
+#include "tex_exr.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Decode levels and tiles only while they are small (the limits allow far
+ * more), so each input takes milliseconds. */
+#define FUZZ_MAX_WORK_PIXELS (1u << 18)
+#define FUZZ_TILES_PER_LEVEL 4
+
+static void
+check_info(const tex_exr_info *info)
+{
+    if (info->width == 0 || info->height == 0 || info->width > TEX_MAX_DIM ||
+        info->height > TEX_MAX_DIM || (uint64_t)info->width * info->height > TEX_MAX_PIXELS ||
+        info->nchannels < 1 || info->nchannels > 4 || info->nlevels < 1 ||
+        info->nlevels > TEX_EXR_MAX_LEVELS ||
+        (info->type != TEX_TYPE_HALF && info->type != TEX_TYPE_FLOAT))
+        fuzz_fail("EXR info out of its documented range");
+    if (info->tiled && ((uint64_t)info->tile_width * info->tile_height == 0 ||
+                        (uint64_t)info->tile_width * info->tile_height > TEX_EXR_MAX_TILE_PIXELS))
+        fuzz_fail("EXR tile size out of its documented range");
+}
+
+static void
+read_level(tex_exr *f, uint32_t level, uint32_t w, uint32_t h)
+{
+    tex_image img = {0};
+    char      err[TEX_ERR_LEN];
+    if (tex_exr_read_image(f, level, &img, err) == TEX_OK) {
+        if (img.width != w || img.height != h || !img.pixels)
+            fuzz_fail("EXR level read at another size than announced");
+        tex_image_free(&img);
+    } else {
+        fuzz_check_err(err, sizeof err);
+        if (img.pixels)
+            fuzz_fail("a failed level read left pixels");
+    }
+}
+
+static void
+read_tiles(tex_exr *f, const tex_exr_info *info, uint32_t level, uint32_t w, uint32_t h)
+{
+    size_t tile =
+        (size_t)info->tile_width * info->tile_height * info->nchannels * tex_type_size(info->type);
+    void *buf = malloc(tile);
+    if (!buf)
+        return;
+    uint32_t nx = (w + info->tile_width - 1) / info->tile_width;
+    uint32_t ny = (h + info->tile_height - 1) / info->tile_height;
+    char     err[TEX_ERR_LEN];
+    /* The corners and one past the end (which must be refused). */
+    uint32_t at[FUZZ_TILES_PER_LEVEL][2] = {{0, 0}, {nx - 1, ny - 1}, {nx - 1, 0}, {nx, ny}};
+    for (int i = 0; i < FUZZ_TILES_PER_LEVEL; i++) {
+        tex_result r = tex_exr_read_tile(f, level, at[i][0], at[i][1], buf, err);
+        if (r != TEX_OK)
+            fuzz_check_err(err, sizeof err);
+        else if (at[i][0] >= nx)
+            fuzz_fail("a tile past the level's end was read");
+    }
+    free(buf);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char  *path = fuzz_file(data, size);
+    tex_exr     *f = NULL;
+    tex_exr_info info;
+    char         err[TEX_ERR_LEN];
+    if (tex_exr_open(path, &f, &info, err) != TEX_OK) {
+        fuzz_check_err(err, sizeof err);
+        if (f)
+            fuzz_fail("a failed open returned a file");
+        return 0;
+    }
+    check_info(&info);
+    const char *s;
+    float       v;
+    (void)tex_exr_attr_string(f, "owner", &s);
+    (void)tex_exr_attr_float(f, "pixelAspectRatio", &v);
+    for (uint32_t level = 0; level < info.nlevels; level++) {
+        uint32_t w, h;
+        if (!tex_exr_level_size(f, level, &w, &h))
+            fuzz_fail("a level below nlevels has no size");
+        if ((uint64_t)w * h > FUZZ_MAX_WORK_PIXELS)
+            continue;
+        if (info.tiled && (uint64_t)info.tile_width * info.tile_height <= FUZZ_MAX_WORK_PIXELS)
+            read_tiles(f, &info, level, w, h);
+        if (!info.tiled && level > 0)
+            fuzz_fail("a scanline file with more than one level");
+        read_level(f, level, w, h);
+    }
+    tex_exr_close(f);
+    return 0;
+}

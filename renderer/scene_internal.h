@@ -1,0 +1,23 @@
+/* The importer's own code, apart from assimp's parsing: for the fuzz
+ * target (fuzz/fuzz_scene.c), which builds an aiScene from its input and
+ * hands it here, as rt_scene_load() hands what assimp parsed. */
+#ifndef RT_SCENE_INTERNAL_H
+#define RT_SCENE_INTERNAL_H
+
+#include "rt_scene.h"
+
+struct aiScene;
+
+/* Flattens `ai` into a new scene: meshes under the node hierarchy's
+ * transforms, materials and their texture paths (resolved against the
+ * folder of `path`), embedded textures, the first camera, the lights. `ai`
+ * need only be as assimp's ValidateDataStructure step leaves a scene:
+ * counts match arrays, pointers are set where counts say, face indices
+ * address their mesh's vertices, material properties are well formed;
+ * values (floats, strings, names) may be anything. On RT_OK *out is yours
+ * (rt_scene_free()); on failure *out is NULL, err says why, nothing
+ * leaks. Does not touch `ai`. */
+rt_result rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
+                          rt_scene **out, char err[RT_ERR_LEN]);
+
+#endif
