@@ -452,9 +452,14 @@ attr_skip(const tex_exr *f, const char *type, uint32_t size, uint64_t *pos, uint
     uint32_t w, h;
     if (strcmp(type, "preview") == 0 && u32_at(f->fd.fd, *pos, &w) &&
         u32_at(f->fd.fd, *pos + 4, &h)) { /* w x h RGBA bytes, allocated first */
-        *claim = 8 + 4 * (uint64_t)w * h;
+        /* w * h fits in 64 bits; 4 * w * h may not (fuzz-exr, under
+         * UBSan's unsigned wrap check): compare before multiplying. */
+        uint64_t pixels = (uint64_t)w * h;
+        *claim = pixels <= (UINT64_MAX - 8) / 4 ? 8 + 4 * pixels : UINT64_MAX;
+        if (left < 8 || pixels > (left - 8) / 4)
+            return ATTR_PAST_END;
         *pos += *claim;
-        return *claim <= left ? ATTR_OK : ATTR_PAST_END;
+        return ATTR_OK;
     }
     *claim = size; /* string, opaque, ...: allocated, then read */
     if ((int32_t)size < 0)
