@@ -38,6 +38,9 @@ from_tex(tex_result r)
 }
 
 /* Appends printf-style to the string in buf; what does not fit is cut. */
+static void append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
 append(char *buf, size_t size, const char *fmt, ...)
 {
