@@ -723,11 +723,15 @@ frame_buffer(const tex_exr *f, char *base, size_t xs, size_t ys, bool tile_coord
 
 /* The address that file pixel (x0, y0) maps to `pixels` through: computed
  * as an integer, since it may lie outside the buffer (OpenEXR only adds
- * offsets that land inside). */
+ * offsets that land inside). Signed: with a window's origin far from (0,
+ * 0) the unsigned form wrapped around (fuzz-exr, UBSan's unsigned check);
+ * the offset is below 2^52 in size and an address below 2^47, so the
+ * difference fits. */
 char *
 origin_shift(void *pixels, int64_t x0, int64_t y0, size_t xs, size_t ys)
 {
-    return (char *)((uintptr_t)pixels - (uintptr_t)(x0 * (int64_t)xs + y0 * (int64_t)ys));
+    int64_t offset = x0 * (int64_t)xs + y0 * (int64_t)ys;
+    return (char *)(intptr_t)((intptr_t)pixels - (intptr_t)offset);
 }
 
 /* The luminance/chroma path: RgbaInputFile converts to RGB(A) half, read in
