@@ -237,6 +237,7 @@ typedef struct spec {
     uint32_t     opaque_size;     /* an attribute of a type OpenEXR does not know,
                                    * claiming this many bytes (8 present); 0: none */
     uint32_t preview;             /* a preview image this wide and high; 0: none */
+    int32_t  x0;                  /* the data window's left edge (then w wide) */
 } spec;
 
 /* An uncompressed single-part file: the header and `table` zero entries of
@@ -274,11 +275,15 @@ write_spec(const char *path, const spec *sp)
     put_attr(&b, "compression", "compression", 1);
     put(&b, "", 1); /* none */
     for (int i = 0; i < 2; i++) {
+        /* The display window at most 64 x 64: OpenEXR refuses a huge one
+         * itself, before the data window is looked at. */
+        int32_t  x0 = i ? 0 : sp->x0;
+        uint32_t w = i && sp->w > 64 ? 64 : sp->w, h = i && sp->h > 64 ? 64 : sp->h;
         put_attr(&b, i ? "displayWindow" : "dataWindow", "box2i", 16);
+        put_u32(&b, (uint32_t)x0);
         put_u32(&b, 0);
-        put_u32(&b, 0);
-        put_u32(&b, sp->w - 1);
-        put_u32(&b, sp->h - 1);
+        put_u32(&b, (uint32_t)x0 + w - 1);
+        put_u32(&b, h - 1);
     }
     put_attr(&b, "lineOrder", "lineOrder", 1);
     put(&b, "", 1);
@@ -328,6 +333,13 @@ case_too_large(const char *arg)
     /* Over TEX_MAX_DIM on one side; over TEX_MAX_PIXELS in all. */
     expect_spec(&(spec){.w = 100000, .h = 2, .table = 2}, TEX_ERR_TOO_LARGE,
                 "100000x2 pixels is over the limit");
+    /* Data windows of 2^31 and 2^32 - 1 pixels across (the second from
+     * INT_MIN to INT_MAX: its width does not fit in an int). OpenEXR's own
+     * header check refuses these first, as invalid. */
+    expect_spec(&(spec){.w = 0x80000000u, .h = 1, .table = 1}, TEX_ERR_CORRUPT,
+                "bad header: invalid data window");
+    expect_spec(&(spec){.x0 = INT32_MIN, .w = UINT32_MAX, .h = 1, .table = 1}, TEX_ERR_CORRUPT,
+                "bad header: invalid data window");
     expect_spec(&(spec){.w = 20000, .h = 20000, .table = 20000}, TEX_ERR_TOO_LARGE,
                 "20000x20000 pixels is over the limit");
     /* A tile too large for the cache to hold, on a small image. */
