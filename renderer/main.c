@@ -1,6 +1,7 @@
 /* render: a scene file to an image, tile by tile, on N threads.
  * Exit status: 0 done; 1 the run could not go on (one line on stderr says
  * why, naming the file); 2 a bad command line. */
+#include "rt_dist.h"
 #include "rt_options.h"
 #include "rt_paths.h"
 #include "rt_render.h"
@@ -18,14 +19,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Refuses an output that cannot be written before spending a render on it. */
 static bool
@@ -195,86 +188,109 @@ allow_path(void *ctx, const char *path)
     return rt_paths_allow(ctx, path);
 }
 
-int
-main(int argc, char **argv)
+/* What a run holds between its steps; freed by run_free(). */
+typedef struct run {
+    rt_options       o;
+    rt_dist         *dist; /* NULL: one process */
+    unsigned         rank;
+    rt_image         img;
+    ustr_table      *strings;
+    rt_render_stats *stats;
+    rt_scene        *scene;
+    rt_paths        *paths;
+    tex_system      *ts;
+    char            *embedded;
+} run;
+
+/* Everything before the render: the checks that need no scene, the scene,
+ * the texture system. False with err ("FILE: why") when the run cannot go
+ * on. */
+static bool
+run_setup(run *u, char err[RT_ERR_LEN])
 {
-    rt_options o;
-    int        rc = rt_options_parse(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
-    const char *out = o.output;
-    char        err[RT_ERR_LEN];
-    if (!output_writable(out, err)) {
-        fprintf(stderr, "render: %s: %s\n", out, err);
-        return 1;
+    const rt_options *o = &u->o;
+    char              why[RT_ERR_LEN];
+    if (u->rank == 0 && !output_writable(o->output, why)) {
+        snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
+        return false;
     }
     /* A map named on the command line that is not there is a mistake to
      * report now, not a texture to draw with the fill colour. */
-    if (o.envmap && access(o.envmap, R_OK) != 0) {
-        fprintf(stderr, "render: --envmap %s: cannot open: %s\n", o.envmap, strerror(errno));
-        return 1;
+    if (o->envmap && access(o->envmap, R_OK) != 0) {
+        snprintf(err, RT_ERR_LEN, "--envmap %.100s: cannot open: %s", o->envmap, strerror(errno));
+        return false;
+    }
+    if (o->resume && u->dist) {
+        snprintf(err, RT_ERR_LEN, "--resume: not under mpirun (resume with one process)");
+        return false;
     }
     /* --resume: the partial image is checked before the scene's load. */
-    rt_image img = {0};
-    if (o.resume && !resume_load(&o, out, &img, err)) {
-        fprintf(stderr, "render: %s: %s\n", out, err);
-        return 1;
+    if (o->resume && !resume_load(o, o->output, &u->img, why)) {
+        snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
+        return false;
     }
+    u->stats = calloc(1, sizeof *u->stats);
+    if (!u->stats || ustr_table_create(&(ustr_config){.lock = o->lock}, &u->strings) != USTR_OK ||
+        (o->restrict_paths && paths_make(o, &u->paths) != RT_OK)) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return false;
+    }
+    double t0 = rt_now();
+    if (rt_scene_load_restricted(o->scene, u->strings, u->paths, &u->scene, why) != RT_OK) {
+        snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);
+        return false;
+    }
+    u->stats->load_secs = rt_now() - t0;
+    if (u->scene->refused && !o->quiet)
+        fprintf(stderr, "render: %s: refused %s: outside the allowed folders\n", o->scene,
+                u->scene->refused);
+    tex_config tcfg = {.max_memory_mb = o->max_memory_mb,
+                       .strings = u->strings,
+                       .allow = u->paths ? allow_path : NULL,
+                       .allow_ctx = u->paths};
+    if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "cannot start the texture system");
+        return false;
+    }
+    u->embedded = embedded_extract(u->scene, u->ts, u->strings);
+    return true;
+}
 
-    ustr_table *strings;
-    if (ustr_table_create(&(ustr_config){.lock = o.lock}, &strings) != USTR_OK) {
-        fputs("render: out of memory\n", stderr);
-        rt_image_free(&img);
-        return 1;
-    }
-    rt_render_stats *stats = calloc(1, sizeof *stats);
-    rt_scene        *scene = NULL;
-    rt_paths        *paths = NULL;
-    double           t0 = now();
-    rt_result        r =
-        stats && (!o.restrict_paths || paths_make(&o, &paths) == RT_OK) ? RT_OK : RT_ERR_NOMEM;
-    if (r == RT_OK)
-        r = rt_scene_load_restricted(o.scene, strings, paths, &scene, err);
-    else
-        snprintf(err, sizeof err, "out of memory");
-    if (r != RT_OK) {
-        fprintf(stderr, "render: %s: %s\n", o.scene, err);
-        rt_paths_destroy(paths);
-        ustr_table_destroy(strings);
-        free(stats);
-        rt_image_free(&img);
-        return 1;
-    }
-    stats->load_secs = now() - t0;
-    if (scene->refused && !o.quiet)
-        fprintf(stderr, "render: %s: refused %s: outside the allowed folders\n", o.scene,
-                scene->refused);
+static void
+run_free(run *u)
+{
+    rt_image_free(&u->img);
+    tex_system_destroy(u->ts);
+    if (u->scene)
+        embedded_remove(u->embedded, u->scene->nembedded);
+    rt_scene_free(u->scene);
+    rt_paths_destroy(u->paths);
+    ustr_table_destroy(u->strings);
+    free(u->stats);
+}
 
-    tex_system *ts;
-    tex_config  tcfg = {.max_memory_mb = o.max_memory_mb,
-                        .strings = strings,
-                        .allow = paths ? allow_path : NULL,
-                        .allow_ctx = paths};
-    if (tex_system_create(&tcfg, &ts) != TEX_OK) {
-        fputs("render: cannot start the texture system\n", stderr);
-        rt_scene_free(scene);
-        rt_paths_destroy(paths);
-        ustr_table_destroy(strings);
-        free(stats);
-        rt_image_free(&img);
-        return 1;
-    }
-    char *embedded = embedded_extract(scene, ts, strings);
+/* The render, and on rank 0 (or the one process) the image and reports.
+ * Returns the exit status. */
+static int
+run_render(run *u)
+{
+    const rt_options *o = &u->o;
+    const char       *out = o->output;
+    char              err[RT_ERR_LEN];
     signals_catch();
-    r = rt_render(&o, scene, ts, strings, &img, stats, err);
+    rt_result r =
+        u->dist ? rt_dist_render(u->dist, o, u->scene, u->ts, u->strings, &u->img, u->stats, err)
+                : rt_render(o, u->scene, u->ts, u->strings, &u->img, u->stats, err);
+    if (u->rank != 0) /* rank 0 reports for the job */
+        return r == RT_OK ? 0 : 1;
     if (r == RT_OK)
-        r = rt_image_write(&o, &img, stats, err);
+        r = rt_image_write(o, &u->img, u->stats, err);
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
-    if (r == RT_OK && img.done) {
-        uint32_t ntiles = rt_options_tiles(&o), have = 0;
+    if (r == RT_OK && u->img.done) {
+        uint32_t ntiles = rt_options_tiles(o), have = 0;
         for (uint32_t i = 0; i < ntiles; i++)
-            have += img.done[i];
+            have += u->img.done[i];
         fprintf(stderr,
                 "render: %s: interrupted (%s) with %u of %u tiles rendered: wrote a partial "
                 "image%s\n",
@@ -282,19 +298,44 @@ main(int argc, char **argv)
                 rt_output_is_png(out) ? " (PNG: cannot be resumed)"
                                       : "; render --resume finishes it");
     }
-    if (r == RT_OK && o.stats)
-        rt_report_print(&o, stats, ts, strings, stderr);
-    if (r == RT_OK && o.stats_json && rt_report_json(&o, stats, ts, strings, o.stats_json, err))
-        fprintf(stderr, "render: %s: %s\n", o.stats_json, err), r = RT_ERR_OPEN;
-    bool partial = img.done != NULL;
-    rt_image_free(&img);
-    tex_system_destroy(ts);
-    embedded_remove(embedded, scene->nembedded);
-    rt_scene_free(scene);
-    rt_paths_destroy(paths);
-    ustr_table_destroy(strings);
-    free(stats);
-    if (r == RT_OK && partial)
+    if (r == RT_OK && o->stats)
+        rt_report_print(o, u->stats, u->ts, u->strings, stderr);
+    if (r == RT_OK && o->stats_json &&
+        rt_report_json(o, u->stats, u->ts, u->strings, o->stats_json, err))
+        fprintf(stderr, "render: %s: %s\n", o->stats_json, err), r = RT_ERR_OPEN;
+    if (r == RT_OK && u->img.done)
         return 128 + (signalled ? signalled : SIGINT); /* 130 or 143, as a shell reports it */
     return r == RT_OK ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+    run u = {0};
+    int rc = rt_options_parse(argc, argv, &u.o);
+    if (rc >= 0)
+        return rc;
+    char err[RT_ERR_LEN];
+    if (!rt_dist_start(&argc, &argv, &u.dist, err)) {
+        fprintf(stderr, "render: %s\n", err);
+        return 1;
+    }
+    u.rank = u.dist ? rt_dist_rank(u.dist) : 0;
+    if (u.rank != 0)
+        u.o.quiet = true; /* rank 0 warns for the job */
+    bool ready = run_setup(&u, err);
+    /* Under mpirun every rank must be ready; rank 0 names one that is not. */
+    char why[RT_ERR_LEN];
+    if (u.dist && !rt_dist_agree(u.dist, &u.o, ready ? NULL : err, why)) {
+        snprintf(err, sizeof err, "%s", why);
+        ready = false;
+    }
+    rc = 1;
+    if (!ready && u.rank == 0)
+        fprintf(stderr, "render: %s\n", err);
+    else if (ready)
+        rc = run_render(&u);
+    run_free(&u);
+    rt_dist_finish(u.dist);
+    return rc;
 }

@@ -247,6 +247,18 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
     tex_stats ss;
     tex_system_stats(ts, &ss);
     tex_stats_print(&ss, "  texture: ", f);
+    if (s->nranks) /* a distributed render: the lines above are rank 0's own tables */
+        fprintf(f, "  ranks: %u (the ustring and texture lines above are rank 0's)\n", s->nranks);
+    for (unsigned r = 0; r < s->nranks; r++) {
+        const rt_rank_stats *k = &s->ranks[r];
+        fprintf(f,
+                "    rank %u: %" PRIu64 " tiles, %u threads, scene %.3f s, BVH %.3f s, render %.3f "
+                "s, busy %.3f s, MPI %.3f s, %.2f MB sent; texture %" PRIu64
+                " lookups, ustring %" PRIu64 " lookups (%" PRIu64 " contended)\n",
+                r, k->tiles, k->threads, k->load_secs, k->bvh_secs, k->render_secs, k->busy_secs,
+                k->comm_secs, (double)k->bytes_sent / 1e6, k->tex_lookups, k->ustr_lookups,
+                k->ustr_contended);
+    }
 }
 
 void
@@ -316,9 +328,26 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             ", \"tile_misses\": %" PRIu64 ", \"tiles_loaded\": %" PRIu64
             ", \"tiles_evicted\": %" PRIu64 ", \"bytes_read\": %" PRIu64
             ", \"files_opened\": %" PRIu64 ", \"file_errors\": %" PRIu64
-            ", \"peak_memory\": %" PRIu64 "}}\n",
+            ", \"peak_memory\": %" PRIu64 "},\n \"ranks\": [",
             ss.lookups, ss.tile_hits, ss.tile_misses, ss.tiles_loaded, ss.tiles_evicted,
             ss.bytes_read, ss.files_opened, ss.file_errors, ss.peak_memory);
+    for (unsigned r = 0; r < s->nranks; r++) {
+        const rt_rank_stats *k = &s->ranks[r];
+        fprintf(f,
+                "%s\n  {\"rank\": %u, \"threads\": %u, \"tiles\": %" PRIu64
+                ", \"load_secs\": %.6f, \"bvh_secs\": %.6f, \"render_secs\": %.6f"
+                ", \"busy_secs\": %.6f, \"cpu_secs\": %.6f, \"comm_secs\": %.6f"
+                ", \"bytes_sent\": %" PRIu64 ", \"rays\": %" PRIu64 ", \"lookups\": %" PRIu64
+                ", \"interns\": %" PRIu64 ",\n   \"texture\": {\"lookups\": %" PRIu64
+                ", \"tiles_loaded\": %" PRIu64 ", \"bytes_read\": %" PRIu64
+                ", \"peak_memory\": %" PRIu64 "}, \"ustring\": {\"lookups\": %" PRIu64
+                ", \"inserts\": %" PRIu64 ", \"contended\": %" PRIu64 "}}",
+                r ? "," : "", r, k->threads, k->tiles, k->load_secs, k->bvh_secs, k->render_secs,
+                k->busy_secs, k->cpu_secs, k->comm_secs, k->bytes_sent, k->rays, k->lookups,
+                k->interns, k->tex_lookups, k->tex_tiles_loaded, k->tex_bytes_read,
+                k->tex_peak_memory, k->ustr_lookups, k->ustr_inserts, k->ustr_contended);
+    }
+    fputs("]}\n", f);
     if (fclose(f) != 0) {
         snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(errno));
         return RT_ERR_OPEN;

@@ -22,8 +22,8 @@ clock_secs(clockid_t clock)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double
-now(void)
+double
+rt_now(void)
 {
     return clock_secs(CLOCK_MONOTONIC);
 }
@@ -395,7 +395,7 @@ static void *
 worker_main(void *arg)
 {
     rt__worker *w = arg;
-    w->start = w->end = now();
+    w->start = w->end = rt_now();
     double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
     /* Counted on this thread's own stack, copied out at the end: the
      * workers' slots in rt_render_stats sit side by side, and counting there
@@ -411,14 +411,16 @@ worker_main(void *arg)
         /* Relaxed: the counter only hands each job to one rt__worker; pixels
          * reach the writer through pthread_join(), which orders everything,
          * and an opened file is published by the texture system itself. */
-        uint32_t i = atomic_fetch_add_explicit(w->next_job, 1, memory_order_relaxed);
+        uint32_t i = w->nopens;
+        if (!w->src || atomic_load_explicit(w->next_job, memory_order_relaxed) < w->nopens)
+            i = atomic_fetch_add_explicit(w->next_job, 1, memory_order_relaxed);
         if (i < w->nopens) {
             /* A file that fails is reported once here; its lookups count. */
             (void)tex_file_open(w->ts, w->tc, w->opens[i].name, w->opens[i].raw);
             continue;
         }
         i -= w->nopens;
-        if (i >= w->ntiles || rt_render_cancelled())
+        if (rt_render_cancelled() || (w->src ? !w->src->next(w->src->ctx, &i) : i >= w->ntiles))
             break;
         if (w->done[i]) { /* resumed: rendered before */
             /* Relaxed: progress display only. */
@@ -438,7 +440,7 @@ worker_main(void *arg)
         atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
     }
     tex_thread_destroy(w->tc);
-    w->end = now();
+    w->end = rt_now();
     mine.busy_secs = w->end - w->start;
     mine.cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
     *out = mine;
@@ -464,13 +466,14 @@ progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final
 
 /* Everything one render's workers share. */
 typedef struct job_board {
-    _Atomic uint32_t    next, done, running;
-    const rt__open_job *opens;
-    const uint8_t      *needs;
-    uint8_t            *done_map; /* rt_image.done */
-    const rt_lights    *lights;
-    const rt__env      *env;
-    uint32_t            nopens, tiles_x, ntiles;
+    _Atomic uint32_t      next, done, running;
+    const rt__open_job   *opens;
+    const uint8_t        *needs;
+    uint8_t              *done_map; /* rt_image.done */
+    const rt_lights      *lights;
+    const rt__env        *env;
+    const rt_tile_source *src;
+    uint32_t              nopens, tiles_x, ntiles;
 } job_board;
 
 /* Starts o->threads workers on the board, shows progress while they run,
@@ -503,6 +506,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
                             .done = jb->done_map,
                             .lights = jb->lights,
                             .env = jb->env,
+                            .src = jb->src,
                             .nopens = jb->nopens,
                             .tiles_x = jb->tiles_x,
                             .ntiles = jb->ntiles,
@@ -524,12 +528,19 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
      * on `running`: pairs with the workers' release as they leave. */
     while (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
            atomic_load_explicit(&jb->running, memory_order_acquire) > 0) {
+        if (jb->src) { /* a tile source talks every millisecond; this process's share
+                        * of the tiles is no measure of the job's progress */
+            jb->src->poll(jb->src->ctx);
+            nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+            continue;
+        }
         progress(o, &jb->done, jb->ntiles, false);
         nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
     for (unsigned i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
-    progress(o, &jb->done, jb->ntiles, true);
+    if (!jb->src)
+        progress(o, &jb->done, jb->ntiles, true);
     /* From the first rt__worker's start to the last one's end, as the workers
      * read the clock: the main thread's polling does not count. */
     double first = w[0].start, last = w[0].end;
@@ -546,8 +557,9 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     stats->render_secs = last - first;
     free(w);
     /* Relaxed: after the joins. Short of the tiles and not cancelled: the
-     * workers that did start could not make their texture contexts. */
-    if (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
+     * workers that did start could not make their texture contexts. (A
+     * tile source's process renders only its share.) */
+    if (!jb->src && atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
         !rt_render_cancelled()) {
         snprintf(err, RT_ERR_LEN, "out of memory: workers could not start");
         return RT_ERR_NOMEM;
@@ -581,10 +593,18 @@ rt_result
 rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
           rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN])
 {
+    return rt_render_from(o, scene, ts, strings, NULL, img, stats, err);
+}
+
+rt_result
+rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
+               const rt_tile_source *src, rt_image *img, rt_render_stats *stats,
+               char err[RT_ERR_LEN])
+{
     bvh       b = {0};
-    double    t0 = now();
+    double    t0 = rt_now();
     rt_result r = bvh_build(scene, &b, err);
-    stats->bvh_secs = now() - t0;
+    stats->bvh_secs = rt_now() - t0;
     job_board jb = {.tiles_x = rt_options_tiles_x(o), .ntiles = rt_options_tiles(o)};
     atomic_init(&jb.next, 0), atomic_init(&jb.done, 0), atomic_init(&jb.running, o->threads);
     stats->threads = o->threads;
@@ -625,6 +645,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
         view_setup(o, scene, &v);
         jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
         jb.done_map = img->done;
+        jb.src = src;
         r = run_workers(o, scene, &v, b.scene, ts, strings, img, &jb, stats, err);
     }
     if (r != RT_OK) {
@@ -634,7 +655,7 @@ rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table
         bool all = true;
         for (uint32_t i = 0; i < jb.ntiles && all; i++)
             all = img->done[i];
-        if (all) { /* a whole image: no map */
+        if (all && !src) { /* a whole image: no map */
             free(img->done);
             img->done = NULL;
         }

@@ -36,26 +36,27 @@ typedef struct rt__env {
 
 /* One worker thread: what it reads (shared, read-only) and its own state. */
 typedef struct rt__worker {
-    const rt_options   *o;
-    const rt_scene     *s;
-    const rt__view     *v;
-    RTCScene            rtc;
-    tex_system         *ts;
-    ustr_table         *strings;
-    rt_image           *img;
-    const rt_lights    *lights; /* the path tracer's */
-    const rt__env      *env;
-    _Atomic uint32_t   *next_job, *tiles_done, *running;
-    const rt__open_job *opens; /* jobs 0..nopens-1; then the tiles */
-    const uint8_t      *needs; /* rt__material_needs() per material */
-    uint8_t            *done;  /* per tile, 1: rendered (rt_image.done) */
-    uint32_t            nopens, tiles_x, ntiles;
-    float               scene_radius; /* half the bounds' diagonal: ray offsets, AO reach */
-    bool                cutouts;      /* some material cuts out by alpha: filter hits */
-    rt_thread_stats    *st;
-    tex_thread         *tc;
-    pthread_t           thread;
-    double              start, end; /* the worker's own clock readings */
+    const rt_options     *o;
+    const rt_scene       *s;
+    const rt__view       *v;
+    RTCScene              rtc;
+    tex_system           *ts;
+    ustr_table           *strings;
+    rt_image             *img;
+    const rt_lights      *lights; /* the path tracer's */
+    const rt__env        *env;
+    _Atomic uint32_t     *next_job, *tiles_done, *running;
+    const rt_tile_source *src;   /* tiles from here after the opens; NULL: from next_job */
+    const rt__open_job   *opens; /* jobs 0..nopens-1; then the tiles */
+    const uint8_t        *needs; /* rt__material_needs() per material */
+    uint8_t              *done;  /* per tile, 1: rendered (rt_image.done) */
+    uint32_t              nopens, tiles_x, ntiles;
+    float                 scene_radius; /* half the bounds' diagonal: ray offsets, AO reach */
+    bool                  cutouts;      /* some material cuts out by alpha: filter hits */
+    rt_thread_stats      *st;
+    tex_thread           *tc;
+    pthread_t             thread;
+    double                start, end; /* the worker's own clock readings */
 } rt__worker;
 
 typedef struct rt__hit {

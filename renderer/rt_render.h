@@ -19,12 +19,28 @@ typedef struct rt_thread_stats {
     uint64_t bad_samples; /* path samples that were not finite: dropped */
 } rt_thread_stats;
 
+/* What one rank of a render spread over processes did (rt_dist.h). */
+typedef struct rt_rank_stats {
+    double   load_secs, bvh_secs, render_secs;
+    double   comm_secs;  /* in MPI calls: asking for tiles, answering, sending results */
+    uint64_t bytes_sent; /* tile requests and answers, pixels, statistics */
+    unsigned threads;
+    uint64_t tiles, rays, shading_points, lookups, interns;
+    double   busy_secs, cpu_secs; /* summed over the rank's workers */
+    uint64_t tex_lookups, tex_tiles_loaded, tex_bytes_read, tex_peak_memory;
+    uint64_t ustr_lookups, ustr_inserts, ustr_contended;
+} rt_rank_stats;
+
+#define RT_MAX_RANKS 1024
+
 typedef struct rt_render_stats {
     double          load_secs, bvh_secs, render_secs;
     unsigned        threads;
-    rt_thread_stats total;
-    rt_thread_stats per_thread[RT_MAX_THREADS];
+    rt_thread_stats total; /* this process's workers (a distributed render: every rank's) */
+    rt_thread_stats per_thread[RT_MAX_THREADS]; /* this process's workers */
     uint64_t        ntiles;
+    unsigned        nranks; /* 0: one process; else ranks[0..nranks-1], on rank 0 */
+    rt_rank_stats   ranks[RT_MAX_RANKS];
 } rt_render_stats;
 
 typedef struct rt_image {
@@ -53,6 +69,31 @@ bool rt_render_cancelled(void);
  * never on threads, tile size or lock strategy. */
 rt_result rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
                     rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN]);
+
+/* Where one render's workers get their tiles. rt_render() hands every tile
+ * out from a counter; a render spread over processes (rt_dist.h) gives each
+ * process the tiles another one hands it. */
+typedef struct rt_tile_source {
+    /* The next tile for this process to render; false when there is none
+     * left. Called by every worker thread, concurrently. */
+    bool (*next)(void *ctx, uint32_t *tile);
+    /* Called on the thread that called rt_render_from() about every
+     * millisecond while the workers run: where a distributed render talks
+     * to the other processes, so that no worker thread does. */
+    void (*poll)(void *ctx);
+    void *ctx;
+} rt_tile_source;
+
+/* rt_render() with the tiles from `src` (NULL: all of them, as rt_render()
+ * does). img->done says which tiles this call rendered; it is kept (not
+ * freed as a whole image's would be) when `src` is given. */
+rt_result rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts,
+                         ustr_table *strings, const rt_tile_source *src, rt_image *img,
+                         rt_render_stats *stats, char err[RT_ERR_LEN]);
+
+/* Seconds on the monotonic clock: what every time in rt_render_stats is
+ * measured with. */
+double rt_now(void);
 
 /* Frees img's pixels and tile map and sets them NULL; a zeroed image is a
  * no-op. */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# render under mpirun: an image rendered by 2 or 3 ranks is bit-identical to
+# the single-process render, every tile is rendered exactly once, and a rank
+# that cannot load the scene (or would render another image) ends the job
+# with a message naming it and no output file.
+set -u
+mpirun=$1 render=$2 imgdiff=$3 scene=$4 case_=$5
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# CI runs as root, which Open MPI refuses unless told; more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi=("$mpirun" --oversubscribe)
+# Small enough to be quick, with more tiles (8 x 6) than ranks have threads.
+opts=(-t 2 -r 128 96 --tile 16 --spp 4 --quiet)
+
+# The value of a top-level integer key in a --stats-json file.
+key() { grep -o "\"$2\": [0-9]*" "$1" | head -n 1 | sed 's/.*: //'; }
+
+case $case_ in
+np2 | np3)
+    n=${case_#np}
+    "$render" "${opts[@]}" -o "$tmp/one.exr" "$scene" || fail "single process: exit $?"
+    timeout 120 "${mpi[@]}" -np "$n" "$render" "${opts[@]}" --stats-json "$tmp/s.json" \
+        -o "$tmp/many.exr" "$scene" || fail "mpirun -np $n: exit $?"
+    "$imgdiff" --tolerance 0 "$tmp/one.exr" "$tmp/many.exr" ||
+        fail "-np $n is not bit-identical to one process"
+    # Tile accounting: one entry per rank, tiles adding up to the image's.
+    tiles=$(key "$tmp/s.json" tiles)
+    ranks=$(grep -c '"rank":' "$tmp/s.json")
+    sum=$(grep -o '"rank": [0-9]*, "threads": [0-9]*, "tiles": [0-9]*' "$tmp/s.json" |
+        awk -F': ' '{ n += $NF } END { print n + 0 }')
+    [ "$ranks" = "$n" ] || fail "$ranks ranks in the statistics, want $n"
+    [ "$tiles" = 48 ] || fail "$tiles tiles, want 48"
+    [ "$sum" = "$tiles" ] || fail "the ranks rendered $sum tiles of $tiles"
+    ;;
+fail_load)
+    # MPMD: rank 1 is given a scene that is not there.
+    timeout 120 "${mpi[@]}" -np 1 "$render" "${opts[@]}" -o "$tmp/out.exr" "$scene" : \
+        -np 1 "$render" "${opts[@]}" -o "$tmp/out.exr" "$tmp/nosuch.gltf" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "a rank without its scene: exit 0"
+    grep -q "^render: rank 1: $tmp/nosuch.gltf: cannot open: No such file or directory" \
+        "$tmp/err" || fail "no message naming rank 1: $(head -n 3 "$tmp/err")"
+    [ ! -e "$tmp/out.exr" ] || fail "an output was written"
+    ;;
+other_image)
+    timeout 120 "${mpi[@]}" -np 1 "$render" "${opts[@]}" -o "$tmp/out.exr" "$scene" : \
+        -np 1 "$render" "${opts[@]}" --spp 8 -o "$tmp/out.exr" "$scene" 2>"$tmp/err"
+    [ $? -ne 0 ] || fail "ranks rendering different images: exit 0"
+    grep -q "^render: rank 1: its options make another image than rank 0's" "$tmp/err" ||
+        fail "no message naming rank 1: $(head -n 3 "$tmp/err")"
+    [ ! -e "$tmp/out.exr" ] || fail "an output was written"
+    ;;
+*) fail "unknown case $case_" ;;
+esac
+exit 0
