@@ -271,6 +271,10 @@ rank_stats_fill(const rt_dist *d, const rt_render_stats *st, tex_system *ts, ust
                            .shading_points = st->total.shading_points,
                            .lookups = st->total.lookups,
                            .interns = st->total.interns,
+                           .bypasses = st->total.bypasses,
+                           .early_outs = st->total.early_outs,
+                           .lookup_errors = st->total.lookup_errors,
+                           .bad_samples = st->total.bad_samples,
                            .busy_secs = st->total.busy_secs,
                            .cpu_secs = st->total.cpu_secs,
                            .tex_lookups = tx.lookups,
@@ -451,6 +455,9 @@ rt_dist_render(rt_dist *d, const rt_options *o, const rt_scene *scene, tex_syste
             stats->total.tiles += rk->tiles, stats->total.rays += rk->rays;
             stats->total.shading_points += rk->shading_points;
             stats->total.lookups += rk->lookups, stats->total.interns += rk->interns;
+            stats->total.bypasses += rk->bypasses, stats->total.early_outs += rk->early_outs;
+            stats->total.lookup_errors += rk->lookup_errors;
+            stats->total.bad_samples += rk->bad_samples;
             stats->total.busy_secs += rk->busy_secs, stats->total.cpu_secs += rk->cpu_secs;
         }
         if (r == RT_OK && why[0]) {

@@ -26,6 +26,7 @@ typedef struct rt_rank_stats {
     uint64_t bytes_sent; /* tile requests and answers, pixels, statistics */
     unsigned threads;
     uint64_t tiles, rays, shading_points, lookups, interns;
+    uint64_t bypasses, early_outs, lookup_errors, bad_samples;
     double   busy_secs, cpu_secs; /* summed over the rank's workers */
     uint64_t tex_lookups, tex_tiles_loaded, tex_bytes_read, tex_peak_memory;
     uint64_t ustr_lookups, ustr_inserts, ustr_contended;

@@ -30,13 +30,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_LIST 64
+
+extern char **environ;
 
 static void
 usage(FILE *f)
@@ -46,6 +50,11 @@ usage(FILE *f)
           "  --modes LIST     full, bypass, early-out (default all three)\n"
           "  --locks LIST     mutex, spin, rwspin, sharded, lockfree, default (default: default)\n"
           "  --repeat K       renders per configuration, median reported (default 3)\n"
+          "  --mpi-ranks LIST MPI ranks: 1 renders in this process, K > 1 runs\n"
+          "                   `mpirun -np K render` (default 1)\n"
+          "  --render PATH    the render program for K > 1 (default: ../renderer/render\n"
+          "                   beside this program)\n"
+          "  --mpirun PATH    the MPI launcher (default mpirun)\n"
           "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
           "  --quick          a smoke run: threads 1,2, repeat 1, 64x48 unless -r is given\n"
           "  render options   as `render` takes them: -r W H, --spp N, --integrator I, ...\n",
@@ -75,8 +84,13 @@ typedef struct plan {
     int             nmodes;
     ustr_lock       locks[MAX_LIST];
     int             nlocks;
+    unsigned        ranks[MAX_LIST]; /* --mpi-ranks: 1, in this process; K: under mpirun */
+    int             nranks;
     int             repeat;
     const char     *out;
+    const char     *render, *mpirun; /* for ranks > 1 */
+    char          **rest;            /* the scene and render options, as given */
+    int             nrest;
     rt_options      o; /* the render options every run starts from */
 } plan;
 
@@ -102,15 +116,28 @@ parse_list(const char *opt, const char *arg, int max, bool (*item)(const char *s
     return n;
 }
 
+/* A count in 1..max into ((unsigned *)dst)[i]. */
 static bool
-item_threads(const char *s, void *dst, int i)
+item_count(const char *s, unsigned long max, void *dst, int i)
 {
     char         *end;
     unsigned long v = strtoul(s, &end, 10);
-    if (*s == '-' || end == s || *end || v < 1 || v > RT_MAX_THREADS)
+    if (*s == '-' || end == s || *end || v < 1 || v > max)
         return false;
     ((unsigned *)dst)[i] = (unsigned)v;
     return true;
+}
+
+static bool
+item_threads(const char *s, void *dst, int i)
+{
+    return item_count(s, RT_MAX_THREADS, dst, i);
+}
+
+static bool
+item_ranks(const char *s, void *dst, int i)
+{
+    return item_count(s, RT_MAX_RANKS, dst, i);
 }
 
 static bool
@@ -143,6 +170,8 @@ plan_parse(int argc, char **argv, plan *p)
     p->modes[0] = RT_TEXTURE_FULL, p->modes[1] = RT_TEXTURE_BYPASS;
     p->modes[2] = RT_TEXTURE_EARLY_OUT, p->nmodes = 3;
     p->locks[0] = USTR_LOCK_DEFAULT, p->nlocks = 1;
+    p->ranks[0] = 1, p->nranks = 1;
+    p->mpirun = "mpirun";
     bool   quick = false, resolution = false;
     char **rest = calloc((size_t)argc + 3, sizeof *rest);
     int    n = 0;
@@ -172,9 +201,16 @@ plan_parse(int argc, char **argv, plan *p)
             p->repeat = (int)k;
         } else if (strcmp(a, "--out") == 0 && has) {
             p->out = argv[++i];
+        } else if (strcmp(a, "--mpi-ranks") == 0 && has) {
+            p->nranks = parse_list(a, argv[++i], MAX_LIST, item_ranks, p->ranks);
+        } else if (strcmp(a, "--render") == 0 && has) {
+            p->render = argv[++i];
+        } else if (strcmp(a, "--mpirun") == 0 && has) {
+            p->mpirun = argv[++i];
         } else if (strncmp(a, "--threads", 9) == 0 || strncmp(a, "--modes", 7) == 0 ||
                    strncmp(a, "--locks", 7) == 0 || strncmp(a, "--repeat", 8) == 0 ||
-                   strncmp(a, "--out", 5) == 0) {
+                   strncmp(a, "--out", 5) == 0 || strncmp(a, "--mpi-ranks", 11) == 0 ||
+                   strncmp(a, "--render", 8) == 0 || strncmp(a, "--mpirun", 8) == 0) {
             die(2, "%s needs a value (a space, then the value)", a);
         } else {
             resolution |= strcmp(a, "-r") == 0 || strncmp(a, "--resolution", 12) == 0;
@@ -186,6 +222,12 @@ plan_parse(int argc, char **argv, plan *p)
         if (!resolution)
             rest[n++] = "-r64x48";
     }
+    /* rt_options_parse() permutes what it is given: keep our own order. */
+    p->rest = calloc((size_t)n + 1, sizeof *p->rest);
+    if (!p->rest)
+        die(1, "out of memory");
+    memcpy(p->rest, rest + 2, (size_t)(n - 2) * sizeof *rest); /* without "study --quiet" */
+    p->nrest = n - 2;
     int rc = rt_options_parse(n, rest, &p->o);
     if (rc >= 0)
         exit(rc == 0 ? 2 : rc); /* its usage errors are study's too */
@@ -230,6 +272,8 @@ typedef struct run {
     rt_texture_mode mode;
     ustr_lock       lock;
     unsigned        threads;
+    unsigned        ranks;     /* 1: in this process; more: under mpirun */
+    double          comm_secs; /* ranks > 1: every rank's time in MPI calls */
     rt_render_stats st;
     ustr_stats      us;
     tex_stats       ts;
@@ -257,7 +301,7 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
     tex_system *ts = NULL;
     rt_image    img = {0};
     rt_result   res = RT_ERR_NOMEM;
-    *r = (run){.mode = mode, .lock = lock, .threads = threads};
+    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = 1};
     if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
         snprintf(err, RT_ERR_LEN, "cannot make a string table");
     else if ((res = rt_scene_load(o.scene, strings, &scene, err)) != RT_OK)
@@ -285,17 +329,134 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
     return res == RT_OK;
 }
 
+/* The number after "key": in a --stats-json file, from `from` on; 0 if
+ * it is not there. Top-level keys come before "ranks", so the first match
+ * is the job's own. */
+static double
+json_number(const char *json, const char *key, const char **from)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *at = strstr(from && *from ? *from : json, pat);
+    if (!at)
+        return 0;
+    if (from)
+        *from = at + strlen(pat);
+    return strtod(at + strlen(pat), NULL);
+}
+
+/* The render program for K > 1 ranks: --render, else ../renderer/render
+ * beside this program (the build tree's layout). */
+static const char *
+render_path(const plan *p, char buf[4096])
+{
+    if (p->render)
+        return p->render;
+    ssize_t n = readlink("/proc/self/exe", buf, 4096 - 32);
+    if (n <= 0)
+        return "render";
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    snprintf(slash ? slash : buf, 32, "/../renderer/render");
+    return buf;
+}
+
+/* Renders once under `mpirun -np ranks render ...`, cold by construction
+ * (new processes), and reads its --stats-json; false if it failed. */
+static bool
+render_mpi(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, unsigned ranks,
+           run *r, char err[RT_ERR_LEN])
+{
+    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = ranks};
+    char np[16], t[16], json[4200], exr[4200], render[4096];
+    snprintf(np, sizeof np, "%u", ranks);
+    snprintf(t, sizeof t, "%u", threads);
+    snprintf(json, sizeof json, "%s.mpi.json.tmp", p->out);
+    snprintf(exr, sizeof exr, "%s.mpi.tmp.exr", p->out);
+    const char *prog = render_path(p, render);
+    const char *head[] = {p->mpirun, "--oversubscribe", "-np", np, prog};
+    const char *tail[] = {"-t",
+                          t,
+                          "--ustring-lock",
+                          ustr_lock_name(lock),
+                          "--quiet",
+                          "--stats-json",
+                          json,
+                          "-o",
+                          exr,
+                          mode == RT_TEXTURE_BYPASS      ? "--bypass-texture"
+                          : mode == RT_TEXTURE_EARLY_OUT ? "--early-out"
+                                                         : NULL};
+    size_t      nh = sizeof head / sizeof *head, nt = sizeof tail / sizeof *tail;
+    char      **argv = calloc(nh + (size_t)p->nrest + nt + 1, sizeof *argv), **a = argv;
+    if (!argv) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < nh; i++)
+        *a++ = (char *)head[i];
+    for (int i = 0; i < p->nrest; i++)
+        *a++ = p->rest[i];
+    for (size_t i = 0; i < nt && tail[i]; i++)
+        *a++ = (char *)tail[i];
+    pid_t pid;
+    int   status = -1;
+    bool  ok = posix_spawnp(&pid, p->mpirun, NULL, NULL, argv, environ) == 0 &&
+              waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    free(argv);
+    FILE *f = ok ? fopen(json, "r") : NULL;
+    char *text = f ? calloc(1, 1 << 20) : NULL;
+    if (text)
+        fread(text, 1, (1 << 20) - 1, f);
+    if (f)
+        fclose(f);
+    remove(json);
+    remove(exr);
+    if (!text) {
+        snprintf(err, RT_ERR_LEN, "%.60s -np %u %.120s: %s", p->mpirun, ranks, prog,
+                 ok ? "no statistics" : "failed (see above)");
+        return false;
+    }
+    rt_render_stats *st = &r->st;
+    st->render_secs = json_number(text, "render_secs", NULL);
+    st->load_secs = json_number(text, "load_secs", NULL);
+    st->bvh_secs = json_number(text, "bvh_secs", NULL);
+    st->total.rays = (uint64_t)json_number(text, "rays", NULL);
+    st->total.shading_points = (uint64_t)json_number(text, "shading_points", NULL);
+    st->total.lookups = (uint64_t)json_number(text, "lookups", NULL);
+    st->total.interns = (uint64_t)json_number(text, "interns", NULL);
+    st->total.bypasses = (uint64_t)json_number(text, "bypasses", NULL);
+    st->total.early_outs = (uint64_t)json_number(text, "early_outs", NULL);
+    st->total.lookup_errors = (uint64_t)json_number(text, "lookup_errors", NULL);
+    st->total.bad_samples = (uint64_t)json_number(text, "bad_samples", NULL);
+    /* Per rank: busy and CPU time and time in MPI, summed over the ranks. */
+    const char *at = strstr(text, "\"ranks\": [");
+    for (unsigned k = 0; at && k < ranks; k++) {
+        const char *from = at;
+        double      n = json_number(text, "threads", &from);
+        double      b = json_number(text, "busy_secs", &from) / (n > 0 ? n : 1);
+        r->busy_min = k == 0 || b < r->busy_min ? b : r->busy_min; /* a rank's mean thread */
+        r->busy_max = b > r->busy_max ? b : r->busy_max;
+        r->cpu += json_number(text, "cpu_secs", &from);
+        r->comm_secs += json_number(text, "comm_secs", &from);
+        at = from;
+    }
+    free(text);
+    return true;
+}
+
 /* ---- results ---- */
 
 /* The median render time of one configuration over its runs; 0: none. */
 static double
-median_of(const run *runs, int n, rt_texture_mode mode, ustr_lock lock, unsigned threads,
-          double *lo, double *hi)
+median_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+          unsigned threads, double *lo, double *hi)
 {
     double v[64];
     int    k = 0;
     for (int i = 0; i < n && k < 64; i++)
-        if (runs[i].mode == mode && runs[i].lock == lock && runs[i].threads == threads)
+        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+            runs[i].threads == threads)
             v[k++] = runs[i].st.render_secs;
     *lo = *hi = 0;
     for (int i = 0; i < k; i++) {
@@ -313,19 +474,31 @@ threads_label(unsigned threads, unsigned cores, char buf[16])
     return buf;
 }
 
-static void
-print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+/* "ranks K, " before a heading when the study has ranks other than 1. */
+static const char *
+ranks_label(const plan *p, unsigned ranks, char buf[32])
 {
-    char   label[16];
+    buf[0] = '\0';
+    if (p->nranks > 1 || ranks > 1)
+        snprintf(buf, 32, "ranks %u, ", ranks);
+    return buf;
+}
+
+/* The tables of one rank count (rk): per mode and lock, interning, locks. */
+static void
+print_tables_ranks(const plan *p, const run *runs, int n, unsigned cores, unsigned rk, FILE *f)
+{
+    char   label[16], rl[32];
     double lo, hi;
     for (int m = 0; m < p->nmodes; m++) {
         for (int l = 0; l < p->nlocks; l++) {
-            fprintf(f, "\n%s, lock %s (median of %d renders%s)\n",
+            fprintf(f, "\n%s%s, lock %s (median of %d renders%s)\n", ranks_label(p, rk, rl),
                     rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]), p->repeat,
                     p->repeat > 1 ? "; [min .. max] below each" : "");
-            double t1 = median_of(runs, n, p->modes[m], p->locks[l], 1, &lo, &hi);
+            double t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
             for (int t = 0; t < p->nthreads; t++) {
-                double secs = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                double secs =
+                    median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
                 if (secs <= 0)
                     continue;
                 study_row r = study_row_make(p->threads[t], secs, t1);
@@ -340,15 +513,15 @@ print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
     for (int m = 0; m < p->nmodes; m++)
         have[p->modes[m]] = true;
     if (have[RT_TEXTURE_BYPASS] && have[RT_TEXTURE_EARLY_OUT]) {
-        fprintf(f, "\ninterning cost: bypass - early-out%s\n",
+        fprintf(f, "\n%sinterning cost: bypass - early-out%s\n", ranks_label(p, rk, rl),
                 have[RT_TEXTURE_FULL] ? " (and its share of the full render)" : "");
         for (int l = 0; l < p->nlocks; l++) {
             fprintf(f, "  lock %s\n", ustr_lock_name(p->locks[l]));
             for (int t = 0; t < p->nthreads; t++) {
                 unsigned th = p->threads[t];
-                double   b = median_of(runs, n, RT_TEXTURE_BYPASS, p->locks[l], th, &lo, &hi);
-                double   e = median_of(runs, n, RT_TEXTURE_EARLY_OUT, p->locks[l], th, &lo, &hi);
-                double   full = median_of(runs, n, RT_TEXTURE_FULL, p->locks[l], th, &lo, &hi);
+                double   b = median_of(runs, n, rk, RT_TEXTURE_BYPASS, p->locks[l], th, &lo, &hi);
+                double e = median_of(runs, n, rk, RT_TEXTURE_EARLY_OUT, p->locks[l], th, &lo, &hi);
+                double full = median_of(runs, n, rk, RT_TEXTURE_FULL, p->locks[l], th, &lo, &hi);
                 study_intern c = study_intern_make(b, e, full);
                 if (b <= 0 || e <= 0)
                     continue;
@@ -362,7 +535,7 @@ print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
     /* The lock strategies side by side, per mode. */
     if (p->nlocks > 1) {
         for (int m = 0; m < p->nmodes; m++) {
-            fprintf(f, "\nlocks side by side, %s (seconds)\n  threads ",
+            fprintf(f, "\n%slocks side by side, %s (seconds)\n  threads ", ranks_label(p, rk, rl),
                     rt_texture_mode_name(p->modes[m]));
             for (int l = 0; l < p->nlocks; l++)
                 fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
@@ -370,12 +543,20 @@ print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
             for (int t = 0; t < p->nthreads; t++) {
                 fprintf(f, "  %-8s", threads_label(p->threads[t], cores, label));
                 for (int l = 0; l < p->nlocks; l++)
-                    fprintf(f, " %10.3f",
-                            median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi));
+                    fprintf(
+                        f, " %10.3f",
+                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi));
                 fputc('\n', f);
             }
         }
     }
+}
+
+static void
+print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+{
+    for (int r = 0; r < p->nranks; r++)
+        print_tables_ranks(p, runs, n, cores, p->ranks[r], f);
 }
 
 /* The Universal Scalability Law on each curve, over N <= the cores. */
@@ -386,33 +567,38 @@ print_usl(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
             "\nmodel: Universal Scalability Law, X(N) = N / (1 + s (N - 1) + k N (N - 1)),\n"
             "fitted to the medians with N <= %u physical cores\n",
             cores);
-    for (int m = 0; m < p->nmodes; m++) {
-        for (int l = 0; l < p->nlocks; l++) {
-            usl_point pts[MAX_LIST];
-            int       k = 0;
-            double    lo, hi;
-            for (int t = 0; t < p->nthreads; t++) {
-                double secs = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
-                if (secs > 0 && (!cores || p->threads[t] <= cores))
-                    pts[k++] = (usl_point){(double)p->threads[t], secs};
+    for (int ri = 0; ri < p->nranks; ri++) {
+        unsigned rk = p->ranks[ri];
+        char     rl[32];
+        for (int m = 0; m < p->nmodes; m++) {
+            for (int l = 0; l < p->nlocks; l++) {
+                usl_point pts[MAX_LIST];
+                int       k = 0;
+                double    lo, hi;
+                for (int t = 0; t < p->nthreads; t++) {
+                    double secs =
+                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                    if (secs > 0 && (!cores || p->threads[t] <= cores))
+                        pts[k++] = (usl_point){(double)p->threads[t], secs};
+                }
+                usl_fit    fit;
+                usl_result r = usl_fit_points(pts, k, &fit);
+                fprintf(f, "  %s%s, lock %s: ", ranks_label(p, rk, rl),
+                        rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+                if (r != USL_OK) {
+                    fprintf(f, "no fit (%s)\n", usl_result_str(r));
+                    continue;
+                }
+                fprintf(f, "contention s = %.4f, coherency k = %.5f", fit.sigma, fit.kappa);
+                if (fit.contention_only)
+                    fputs(" (too few points: contention alone)", f);
+                if (fit.peak_threads > 0)
+                    fprintf(f, ", peak at N = %.1f (speed-up %.2f)", fit.peak_threads,
+                            fit.peak_speedup);
+                else
+                    fputs(", no peak", f);
+                fputc('\n', f);
             }
-            usl_fit    fit;
-            usl_result r = usl_fit_points(pts, k, &fit);
-            fprintf(f, "  %s, lock %s: ", rt_texture_mode_name(p->modes[m]),
-                    ustr_lock_name(p->locks[l]));
-            if (r != USL_OK) {
-                fprintf(f, "no fit (%s)\n", usl_result_str(r));
-                continue;
-            }
-            fprintf(f, "contention s = %.4f, coherency k = %.5f", fit.sigma, fit.kappa);
-            if (fit.contention_only)
-                fputs(" (too few points: contention alone)", f);
-            if (fit.peak_threads > 0)
-                fprintf(f, ", peak at N = %.1f (speed-up %.2f)", fit.peak_threads,
-                        fit.peak_speedup);
-            else
-                fputs(", no peak", f);
-            fputc('\n', f);
         }
     }
 }
@@ -464,7 +650,7 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-#define NCOLUMNS 27
+#define NCOLUMNS 29
 
 /* A run's columns, in the CSV's order. */
 static void
@@ -499,6 +685,8 @@ columns_of(const run *r, column c[NCOLUMNS])
                   COUNT("tex_bytes_read", r->ts.bytes_read),
                   COUNT("tex_files_opened", r->ts.files_opened),
                   COUNT("tex_file_errors", r->ts.file_errors),
+                  COUNT("ranks", r->ranks),
+                  SECS("comm_secs", r->comm_secs),
     };
     memcpy(c, all, sizeof all);
 }
@@ -599,17 +787,23 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
         return false;
     }
     double lo, hi, most = 0;
-    for (int m = 0; m < p->nmodes; m++) {
-        for (int l = 0; l < p->nlocks; l++) {
-            fprintf(d, "# %s %s\n", rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
-            double t1 = median_of(runs, n, p->modes[m], p->locks[l], 1, &lo, &hi);
-            for (int t = 0; t < p->nthreads; t++) {
-                double s = median_of(runs, n, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
-                if (s > 0)
-                    fprintf(d, "%u %.6f %.6f\n", p->threads[t], s, t1 > 0 ? t1 / p->threads[t] : 0);
-                most = p->threads[t] > most ? p->threads[t] : most;
+    for (int r = 0; r < p->nranks; r++) {
+        unsigned rk = p->ranks[r];
+        for (int m = 0; m < p->nmodes; m++) {
+            for (int l = 0; l < p->nlocks; l++) {
+                fprintf(d, "# ranks %u %s %s\n", rk, rt_texture_mode_name(p->modes[m]),
+                        ustr_lock_name(p->locks[l]));
+                double t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
+                for (int t = 0; t < p->nthreads; t++) {
+                    double s =
+                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                    if (s > 0)
+                        fprintf(d, "%u %.6f %.6f\n", p->threads[t], s,
+                                t1 > 0 ? t1 / p->threads[t] : 0);
+                    most = p->threads[t] > most ? p->threads[t] : most;
+                }
+                fputs("\n\n", d);
             }
-            fputs("\n\n", d);
         }
     }
     fclose(d);
@@ -638,18 +832,22 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
     /* A colour per lock, a dash and point per mode, and one grey ideal
      * curve per mode (from its first lock's 1-thread time). */
     int idx = 0;
-    for (int m = 0; m < p->nmodes; m++) {
-        for (int l = 0; l < p->nlocks; l++, idx++) {
-            fprintf(
-                g,
-                "%sdata index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title '%s, %s'",
-                idx ? ", " : "", idx, l + 1, m + 1, 5 + 2 * m, rt_texture_mode_name(p->modes[m]),
-                ustr_lock_name(p->locks[l]));
-            if (l == 0)
+    for (int r = 0; r < p->nranks; r++) {
+        char rl[32];
+        ranks_label(p, p->ranks[r], rl);
+        for (int m = 0; m < p->nmodes; m++) {
+            for (int l = 0; l < p->nlocks; l++, idx++) {
                 fprintf(g,
-                        ", data index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
-                        "'ideal, %s'",
-                        idx, m + 1, rt_texture_mode_name(p->modes[m]));
+                        "%sdata index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title "
+                        "'%s%s, %s'",
+                        idx ? ", " : "", idx, r * p->nlocks + l + 1, m + 1, 5 + 2 * m, rl,
+                        rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+                if (l == 0)
+                    fprintf(g,
+                            ", data index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
+                            "'ideal, %s%s'",
+                            idx, m + 1, rl, rt_texture_mode_name(p->modes[m]));
+            }
         }
     }
     fputs("\n", g);
@@ -697,24 +895,42 @@ main(int argc, char **argv)
         die(1, "out of memory");
     if (!render_cold(&p, p.modes[0], p.locks[0], 1, warm, err))
         die(1, "%s: %s", p.o.scene, err);
+    /* And under mpirun, if the study goes there: a launcher that fails
+     * fails now, not after the in-process renders. */
+    for (int r = 0; r < p.nranks; r++)
+        if (p.ranks[r] > 1) {
+            if (!render_mpi(&p, p.modes[0], p.locks[0], 1, p.ranks[r], warm, err))
+                die(1, "%s: %s", p.o.scene, err);
+            break;
+        }
     free(warm);
 
-    int  total = p.repeat * p.nmodes * p.nlocks * p.nthreads, n = 0;
+    int  total = p.repeat * p.nranks * p.nmodes * p.nlocks * p.nthreads, n = 0;
     run *runs = calloc((size_t)total, sizeof *runs);
     if (!runs)
         die(1, "out of memory");
     signal(SIGINT, on_interrupt);
     bool tty = isatty(STDERR_FILENO);
     for (int k = 0; k < p.repeat && !stop_requested; k++) {
-        for (int l = 0; l < p.nlocks && !stop_requested; l++) {
-            for (int m = 0; m < p.nmodes && !stop_requested; m++) {
-                for (int t = 0; t < p.nthreads && !stop_requested; t++) {
-                    fprintf(stderr, "%sstudy: render %d of %d: round %d, %s, lock %s, -t %u%s",
-                            tty ? "\r" : "", n + 1, total, k + 1, rt_texture_mode_name(p.modes[m]),
-                            ustr_lock_name(p.locks[l]), p.threads[t], tty ? "        " : "\n");
-                    if (!render_cold(&p, p.modes[m], p.locks[l], p.threads[t], &runs[n], err))
-                        die(1, "%s: %s", p.o.scene, err);
-                    runs[n++].round = k + 1;
+        for (int r = 0; r < p.nranks && !stop_requested; r++) {
+            for (int l = 0; l < p.nlocks && !stop_requested; l++) {
+                for (int m = 0; m < p.nmodes && !stop_requested; m++) {
+                    for (int t = 0; t < p.nthreads && !stop_requested; t++) {
+                        char rl[32];
+                        fprintf(stderr,
+                                "%sstudy: render %d of %d: round %d, %s%s, lock %s, -t %u%s",
+                                tty ? "\r" : "", n + 1, total, k + 1,
+                                ranks_label(&p, p.ranks[r], rl), rt_texture_mode_name(p.modes[m]),
+                                ustr_lock_name(p.locks[l]), p.threads[t], tty ? "        " : "\n");
+                        bool ok = p.ranks[r] > 1
+                                      ? render_mpi(&p, p.modes[m], p.locks[l], p.threads[t],
+                                                   p.ranks[r], &runs[n], err)
+                                      : render_cold(&p, p.modes[m], p.locks[l], p.threads[t],
+                                                    &runs[n], err);
+                        if (!ok)
+                            die(1, "%s: %s", p.o.scene, err);
+                        runs[n++].round = k + 1;
+                    }
                 }
             }
         }

@@ -76,6 +76,25 @@ interrupt)
     [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows after Ctrl-C"
     [ -s i.png ] || fail "no plot after Ctrl-C"
     ;;
+mpi)
+    # --mpi-ranks 1,2: ranks as a dimension. The 2-rank renders run under
+    # mpirun and do the same work (the same texture lookups) as one process.
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # CI runs as root
+    out=$("$study" --quick --mpi-ranks 1,2 --modes full,bypass --mpirun "$4" --render "$5" \
+        --out m s.obj 2>/dev/null) || fail "exit $?"
+    for want in "ranks 1, full, lock lockfree" "ranks 2, full, lock lockfree" \
+        "ranks 2, bypass, lock lockfree"; do
+        grep -qF -- "$want" <<<"$out" || fail "no '$want' in the output: $out"
+    done
+    [ "$(wc -l <m.csv)" = 9 ] || fail "m.csv has $(wc -l <m.csv) lines, want 9"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        { key = $col["mode"] "," $col["threads"]; k = $col["ranks"]
+          look[key "," k] = $col["lookups"]; seen[k]++
+          if (k == 2 && !($col["comm_secs"] > 0 && $col["render_secs"] > 0)) bad = bad " row" NR }
+        END { if (seen[1] != 4 || seen[2] != 4) bad = bad " ranks:" seen[1] "/" seen[2]
+              for (x in look) { split(x, a, ","); if (look[a[1] "," a[2] ",1"] != look[a[1] "," a[2] ",2"]) bad = bad " " x }
+              if (bad) { print bad; exit 1 } }' m.csv || fail "m.csv: ranks, lookups or comm_secs"
+    ;;
 bad_input)
     check() { # message-part args...
         local msg=$1
@@ -88,6 +107,13 @@ bad_input)
     check "--locks" --quick --locks futex s.obj
     check "--threads" --threads , s.obj
     check "--threads" --threads 0,2 s.obj
+    check "--mpi-ranks" --quick --mpi-ranks 0 s.obj
+    check "--mpi-ranks" --quick --mpi-ranks 2,x s.obj
+    # A launcher that is not there fails before the first timed render.
+    out=$("$study" --quick --mpi-ranks 1,2 --mpirun ./no-mpirun --out b s.obj 2>&1 >/dev/null) &&
+        fail "study with no mpirun: exit 0"
+    [[ $out == *"no-mpirun -np 2"* && $out != *"render 1 of"* ]] ||
+        fail "study with no mpirun: '$out'"
     check "nosuch.gltf" --quick nosuch.gltf
     check "" --quick --no-such-option s.obj
     # An output prefix it cannot write is found before any render.
