@@ -948,5 +948,6 @@ main(int argc, char **argv)
     printf("\nwrote %s.csv, %s.json, %s.png%s\n", p.out, p.out, p.out,
            complete ? "" : " (interrupted: incomplete)");
     free(runs);
+    free(p.rest);
     return ok ? (complete ? 0 : 130) : 1;
 }
