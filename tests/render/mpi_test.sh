@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # render under mpirun: an image rendered by 2 or 3 ranks is bit-identical to
 # the single-process render, every tile is rendered exactly once, and a rank
-# that cannot load the scene (or would render another image) ends the job
-# with a message naming it and no output file.
+# that cannot load the scene (or would render another image, or dies) ends
+# the job with a message naming it and no output file.
 set -u
 mpirun=$1 render=$2 imgdiff=$3 scene=$4 case_=$5
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -51,6 +51,31 @@ other_image)
     grep -q "^render: rank 1: its options make another image than rank 0's" "$tmp/err" ||
         fail "no message naming rank 1: $(head -n 3 "$tmp/err")"
     [ ! -e "$tmp/out.exr" ] || fail "an output was written"
+    ;;
+rank_dies)
+    # Rank 1 killed mid-render: mpirun ends the job naming the rank and the
+    # reason; no output file appears.
+    "${mpi[@]}" -np 2 "$render" -t 1 -r 640 480 --spp 64 --quiet -o "$tmp/die.exr" "$scene" \
+        >"$tmp/err" 2>&1 &
+    job=$!
+    victim=
+    for _ in $(seq 100); do # up to 10 s for rank 1 to start
+        for p in $(pgrep -f -- "-o $tmp/die.exr"); do
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
+                victim=$p
+        done
+        [ -n "$victim" ] && break
+        sleep 0.1
+    done
+    [ -n "$victim" ] || { kill "$job"; fail "rank 1 never started"; }
+    sleep 1 # into its render
+    kill -9 "$victim"
+    timeout 60 tail --pid="$job" -f /dev/null
+    wait "$job"
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "a job whose rank died: exit 0"
+    grep -q "rank 1 .*exited on signal 9" "$tmp/err" || fail "no message naming rank 1: $(cat "$tmp/err")"
+    [ ! -e "$tmp/die.exr" ] || fail "an output was written"
     ;;
 *) fail "unknown case $case_" ;;
 esac
