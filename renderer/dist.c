@@ -170,8 +170,11 @@ root_next(void *ctx, uint32_t *tile)
     return take(ctx, 1, tile) == 1;
 }
 
-/* Answers every request waiting; `block`: wait for one first. Returns the
- * rank whose message (not a request) is waiting, or -1. */
+/* Answers every request waiting. `block` (gathering, after rank 0's own
+ * render): wait for a message of any kind, and return the rank whose
+ * results (not a request) came. Otherwise (between rank 0's tiles) look at
+ * requests only, so that one rank's waiting results cannot hide the others'
+ * requests, and return -1 when none is left. */
 static int
 root_serve(source *s, bool block)
 {
@@ -183,7 +186,7 @@ root_serve(source *s, bool block)
         if (block)
             MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         else
-            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &st);
+            MPI_Iprobe(MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &waiting, &st);
         if (!waiting || st.MPI_TAG != TAG_ASK) {
             d->comm_secs += rt_now() - t0;
             return waiting ? st.MPI_SOURCE : -1;
