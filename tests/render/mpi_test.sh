@@ -77,6 +77,29 @@ rank_dies)
     grep -q "rank 1 .*exited on signal 9" "$tmp/err" || fail "no message naming rank 1: $(cat "$tmp/err")"
     [ ! -e "$tmp/die.exr" ] || fail "an output was written"
     ;;
+interrupt)
+    # Ctrl-C to mpirun (it passes SIGTERM to the ranks): the tiles rendered
+    # on every rank are gathered into a partial EXR, which one process then
+    # finishes (--resume) into the image an uninterrupted render gives.
+    big=(-r 320 240 --spp 128 --quiet)
+    "${mpi[@]}" -np 2 "$render" -t 1 "${big[@]}" -o "$tmp/int.exr" "$scene" >"$tmp/err" 2>&1 &
+    job=$!
+    started=
+    for _ in $(seq 100); do # up to 10 s for both ranks to start
+        [ "$(pgrep -fc -- "-o $tmp/int.exr")" -ge 2 ] && started=1 && break
+        sleep 0.1
+    done
+    [ -n "$started" ] || { kill "$job"; fail "the ranks never started"; }
+    sleep 1.5 # into the render
+    kill -INT "$job"
+    wait "$job"
+    grep -q "render: $tmp/int.exr: interrupted (SIGTERM) with [0-9]* of 80 tiles rendered" \
+        "$tmp/err" || fail "no partial image: $(cat "$tmp/err")"
+    "$render" -t 2 "${big[@]}" --resume -o "$tmp/int.exr" "$scene" || fail "--resume: exit $?"
+    "$render" -t 2 "${big[@]}" -o "$tmp/full.exr" "$scene" || fail "uninterrupted: exit $?"
+    "$imgdiff" --tolerance 0 "$tmp/full.exr" "$tmp/int.exr" ||
+        fail "interrupted under mpirun and resumed is not the uninterrupted image"
+    ;;
 *) fail "unknown case $case_" ;;
 esac
 exit 0
