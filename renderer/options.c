@@ -76,7 +76,9 @@ rt_options_usage(FILE *f)
           "      --stats-json FILE   write the statistics as JSON to FILE (default none)\n"
           "      --quiet             no progress bar, no warnings (errors still print)\n"
           "  -h, --help              print this help and exit\n"
-          "      --version           print the version and exit\n",
+          "      --version           print the version and exit\n"
+          "Under mpirun (a build with MPI), one image is rendered across the ranks,\n"
+          "each with -t threads; rank 0 writes it (docs/distributed.md).\n",
           f);
 }
 
