@@ -14,6 +14,16 @@ mpi=("$mpirun" --oversubscribe)
 # Small enough to be quick, with more tiles (8 x 6) than ranks have threads.
 opts=(-t 2 -r 128 96 --tile 16 --spp 4 --quiet)
 
+# PIDs of the processes whose command line starts with $1 (procps's pgrep
+# is not on every machine; /proc is).
+procs_with() {
+    local d line
+    for d in /proc/[0-9]*; do
+        line=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+        [[ $line == "$1"* ]] && echo "${d#/proc/}"
+    done
+}
+
 # The value of a top-level integer key in a --stats-json file.
 key() { grep -o "\"$2\": [0-9]*" "$1" | head -n 1 | sed 's/.*: //'; }
 
@@ -60,7 +70,7 @@ rank_dies)
     job=$!
     victim=
     for _ in $(seq 100); do # up to 10 s for rank 1 to start
-        for p in $(pgrep -f -- "-o $tmp/die.exr"); do
+        for p in $(procs_with "$render -t 1 -r 640 480"); do
             tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
                 victim=$p
         done
@@ -86,7 +96,7 @@ interrupt)
     job=$!
     started=
     for _ in $(seq 100); do # up to 10 s for both ranks to start
-        [ "$(pgrep -fc -- "-o $tmp/int.exr")" -ge 2 ] && started=1 && break
+        [ "$(procs_with "$render -t 1" | wc -l)" -ge 2 ] && started=1 && break
         sleep 0.1
     done
     [ -n "$started" ] || { kill "$job"; fail "the ranks never started"; }
