@@ -412,6 +412,55 @@ root_receive(rt_dist *d, const rt_options *o, int r, rt_image *img, rt_render_st
     return ok;
 }
 
+/* Adds rank k's workers to the job's totals. */
+static void
+total_add(rt_thread_stats *t, const rt_rank_stats *k)
+{
+    t->tiles += k->tiles, t->rays += k->rays, t->shading_points += k->shading_points;
+    t->lookups += k->lookups, t->interns += k->interns;
+    t->bypasses += k->bypasses, t->early_outs += k->early_outs;
+    t->lookup_errors += k->lookup_errors, t->bad_samples += k->bad_samples;
+    t->busy_secs += k->busy_secs, t->cpu_secs += k->cpu_secs;
+}
+
+/* Rank 0, its own tiles rendered (r): answers the last requests, takes
+ * every rank's results into img and stats, and says whether the image is
+ * whole (its map freed, as rt_render() leaves a whole image's), partial
+ * after an interruption (map kept), or short of tiles (an error). */
+static rt_result
+root_gather(rt_dist *d, const rt_options *o, source *s, rt_image *img, rt_render_stats *stats,
+            rt_result r, char err[RT_ERR_LEN])
+{
+    char why[RT_ERR_LEN] = "";
+    for (int pending = d->size - 1; pending > 0; pending--) {
+        int  from = root_serve(s, true);
+        char e[RT_ERR_LEN];
+        if (!root_receive(d, o, from, img, stats, e) && !why[0])
+            snprintf(why, sizeof why, "%s", e);
+    }
+    stats->ranks[0].comm_secs = d->comm_secs;
+    stats->ranks[0].bytes_sent = d->bytes_sent;
+    for (unsigned k = 1; k < stats->nranks; k++)
+        total_add(&stats->total, &stats->ranks[k]);
+    if (r != RT_OK)
+        return r;
+    if (why[0]) {
+        snprintf(err, RT_ERR_LEN, "%s", why);
+        return RT_ERR_INVALID;
+    }
+    uint32_t missing = 0;
+    for (uint32_t t = 0; t < s->ntiles; t++)
+        missing += !img->done[t];
+    if (missing == 0) {
+        free(img->done);
+        img->done = NULL;
+    } else if (!rt_render_cancelled()) {
+        snprintf(err, RT_ERR_LEN, "%u tiles never came back (a rank stopped early)", missing);
+        return RT_ERR_INVALID;
+    }
+    return RT_OK;
+}
+
 rt_result
 rt_dist_render(rt_dist *d, const rt_options *o, const rt_scene *scene, tex_system *ts,
                ustr_table *strings, rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN])
@@ -439,44 +488,11 @@ rt_dist_render(rt_dist *d, const rt_options *o, const rt_scene *scene, tex_syste
             rt_image_free(img);
         rank_send(d, o, img, &mine, r == RT_OK ? NULL : err);
     } else {
-        /* Answer the last requests and take every rank's results. */
         stats->nranks = (unsigned)d->size;
         stats->ranks[0] = mine;
-        char why[RT_ERR_LEN] = "";
-        for (int pending = d->size - 1; pending > 0; pending--) {
-            int  from = root_serve(&s, true);
-            char e[RT_ERR_LEN];
-            if (!root_receive(d, o, from, img, stats, e) && !why[0])
-                snprintf(why, sizeof why, "%s", e);
-        }
-        stats->ranks[0].comm_secs = d->comm_secs;
-        stats->ranks[0].bytes_sent = d->bytes_sent;
+        r = root_gather(d, o, &s, img, stats, r, err);
         /* The job's render: from rank 0's start to the last rank's pixels. */
         stats->render_secs = rt_now() - t0;
-        for (unsigned k = 1; k < stats->nranks; k++) { /* every rank's workers, in the total */
-            const rt_rank_stats *rk = &stats->ranks[k];
-            stats->total.tiles += rk->tiles, stats->total.rays += rk->rays;
-            stats->total.shading_points += rk->shading_points;
-            stats->total.lookups += rk->lookups, stats->total.interns += rk->interns;
-            stats->total.bypasses += rk->bypasses, stats->total.early_outs += rk->early_outs;
-            stats->total.lookup_errors += rk->lookup_errors;
-            stats->total.bad_samples += rk->bad_samples;
-            stats->total.busy_secs += rk->busy_secs, stats->total.cpu_secs += rk->cpu_secs;
-        }
-        if (r == RT_OK && why[0]) {
-            snprintf(err, RT_ERR_LEN, "%s", why);
-            r = RT_ERR_INVALID;
-        }
-        bool all = r == RT_OK;
-        for (uint32_t t = 0; all && t < s.ntiles; t++)
-            all = img->done[t];
-        if (r == RT_OK && all) { /* a whole image: no map, as rt_render() leaves it */
-            free(img->done);
-            img->done = NULL;
-        } else if (r == RT_OK && !rt_render_cancelled()) {
-            snprintf(err, RT_ERR_LEN, "tiles are missing, not interrupted");
-            r = RT_ERR_INVALID;
-        }
     }
     pthread_cond_destroy(&s.ready);
     pthread_mutex_destroy(&s.lock);
