@@ -24,25 +24,11 @@ struct rt_dist {
     uint64_t bytes_sent;
 };
 
-/* The number of ranks the launcher started, from its environment (Open
- * MPI's, or a PMI launcher's such as MPICH's); 0 when there is none. */
-static long
-launched_ranks(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strtol(v, NULL, 10);
-    }
-    return 0;
-}
-
 bool
 rt_dist_start(int *argc, char ***argv, rt_dist **out, char err[RT_ERR_LEN])
 {
     *out = NULL;
-    if (launched_ranks() <= 1)
+    if (rt_dist_launched_ranks() <= 1)
         return true;
     int provided;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

@@ -3,7 +3,6 @@
 #include "rt_dist.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 bool
 rt_dist_start(int *argc, char ***argv, rt_dist **out, char err[RT_ERR_LEN])
@@ -12,14 +11,11 @@ rt_dist_start(int *argc, char ***argv, rt_dist **out, char err[RT_ERR_LEN])
     *out = NULL;
     /* Under a launcher with more ranks, each process would render and
      * write the whole image: refuse rather than do that K times. */
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && strtol(v, NULL, 10) > 1) {
-            snprintf(err, RT_ERR_LEN,
-                     "started as one of %s ranks, but built without MPI (cmake -DRT_MPI=ON)", v);
-            return false;
-        }
+    long ranks = rt_dist_launched_ranks();
+    if (ranks > 1) {
+        snprintf(err, RT_ERR_LEN,
+                 "started as one of %ld ranks, but built without MPI (cmake -DRT_MPI=ON)", ranks);
+        return false;
     }
     return true;
 }

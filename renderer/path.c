@@ -33,20 +33,27 @@ bsdf_weight(const rt__worker *w, float pdf_b, float pdf_l)
     return m == RT_SAMPLING_MIS ? mis(pdf_b, pdf_l) : m == RT_SAMPLING_BSDF || pdf_l <= 0 ? 1 : 0;
 }
 
+/* A ray from org along dir over [tnear, tfar], every geometry in its mask. */
+static struct RTCRay
+ray_make(v3 org, v3 dir, float tnear, float tfar)
+{
+    return (struct RTCRay){.org_x = org.x,
+                           .org_y = org.y,
+                           .org_z = org.z,
+                           .dir_x = dir.x,
+                           .dir_y = dir.y,
+                           .dir_z = dir.z,
+                           .tnear = tnear,
+                           .tfar = tfar,
+                           .mask = UINT32_MAX};
+}
+
 static bool
 trace(rt__worker *w, v3 org, v3 dir, float tnear, struct RTCRayHit *rh)
 {
     rt__ray_ctx ctx;
     rt__ray_ctx_init(&ctx, w);
-    *rh = (struct RTCRayHit){.ray = {.org_x = org.x,
-                                     .org_y = org.y,
-                                     .org_z = org.z,
-                                     .dir_x = dir.x,
-                                     .dir_y = dir.y,
-                                     .dir_z = dir.z,
-                                     .tnear = tnear,
-                                     .tfar = INFINITY,
-                                     .mask = UINT32_MAX},
+    *rh = (struct RTCRayHit){.ray = ray_make(org, dir, tnear, INFINITY),
                              .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
     rtcIntersect1(w->rtc, &ctx.rtc, rh);
     w->st->rays++;
@@ -59,15 +66,7 @@ occluded(rt__worker *w, v3 org, v3 dir, float tnear, float tfar)
 {
     rt__ray_ctx ctx;
     rt__ray_ctx_init(&ctx, w);
-    struct RTCRay ray = {.org_x = org.x,
-                         .org_y = org.y,
-                         .org_z = org.z,
-                         .dir_x = dir.x,
-                         .dir_y = dir.y,
-                         .dir_z = dir.z,
-                         .tnear = tnear,
-                         .tfar = tfar,
-                         .mask = UINT32_MAX};
+    struct RTCRay ray = ray_make(org, dir, tnear, tfar);
     rtcOccluded1(w->rtc, &ctx.rtc, &ray);
     w->st->rays++;
     return ray.tfar < 0;

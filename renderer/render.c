@@ -411,14 +411,14 @@ worker_main(void *arg)
         /* Relaxed: the counter only hands each job to one rt__worker; pixels
          * reach the writer through pthread_join(), which orders everything,
          * and an opened file is published by the texture system itself. */
-        uint32_t i = w->nopens;
-        if (!w->src || atomic_load_explicit(w->next_job, memory_order_relaxed) < w->nopens)
-            i = atomic_fetch_add_explicit(w->next_job, 1, memory_order_relaxed);
+        uint32_t i = atomic_fetch_add_explicit(w->next_job, 1, memory_order_relaxed);
         if (i < w->nopens) {
             /* A file that fails is reported once here; its lookups count. */
             (void)tex_file_open(w->ts, w->tc, w->opens[i].name, w->opens[i].raw);
             continue;
         }
+        /* Past the opens, the counter numbers the tiles, unless a tile
+         * source hands them out. */
         i -= w->nopens;
         if (rt_render_cancelled() || (w->src ? !w->src->next(w->src->ctx, &i) : i >= w->ntiles))
             break;

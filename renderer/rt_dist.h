@@ -29,6 +29,11 @@ typedef struct rt_dist rt_dist; /* opaque: this process's place in the job */
  * False with err on failure. */
 bool rt_dist_start(int *argc, char ***argv, rt_dist **out, char err[RT_ERR_LEN]);
 
+/* The number of ranks an MPI launcher started this process among, from
+ * its environment (Open MPI's OMPI_COMM_WORLD_SIZE, or a PMI launcher's
+ * such as MPICH's); 0 when no launcher started it. */
+long rt_dist_launched_ranks(void);
+
 unsigned rt_dist_rank(const rt_dist *d);
 unsigned rt_dist_size(const rt_dist *d);
 
