@@ -151,15 +151,14 @@ sample_light(rt__worker *w, rt_sampler *smp, path *p, const rt_bsdf *b, v3 pos, 
 }
 
 bool
-rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3])
+rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *first, float rgb[3])
 {
-    bool  hit = false;
+    v3    org = w->v->origin, dir = v3_norm(ray);
     path  p = {.beta = {1, 1, 1}, .from = org, .spread = 2 * w->v->tan_y / (float)w->o->height};
-    v3    dir = v3_norm(ray);
-    float eps = 1e-4f * w->scene_radius, tnear = 0;
+    float eps = 1e-4f * w->scene_radius;
     for (unsigned depth = 0;; depth++) {
         struct RTCRayHit rh;
-        if (!trace(w, org, dir, tnear, &rh)) {
+        if (depth == 0 ? !first : !trace(w, org, dir, eps, &rh)) {
             float le[3];
             rt__env_radiance(w, dir, p.spread, le);
             add(&p, le,
@@ -168,17 +167,19 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3])
                     : bsdf_weight(w, p.bsdf_pdf, rt_lights_pdf_env_at(w->lights, dir, p.normal)));
             break;
         }
-        hit |= depth == 0;
+        if (depth == 0)
+            rh = *first;
         uint32_t prim = rh.hit.primID;
+        uint8_t  needs = w->needs[w->s->material[prim]];
         rt__hit  h;
-        rt__hit_fill(w->s, prim, rh.hit.u, rh.hit.v, w->needs[w->s->material[prim]], &h);
+        rt__hit_fill(w->s, prim, rh.hit.u, rh.hit.v, needs, &h);
         h.p = v3_add(org, v3_mul(dir, rh.ray.tfar));
         h.ng = face_normal(w->s, prim); /* the winding's, as the lights see it */
         p.width += p.spread * rh.ray.tfar;
         if (depth == 0)
-            rt__hit_derivatives(w, prim, &h, ray);
+            rt__hit_derivatives(w, prim, needs, &h, ray);
         else
-            rt__hit_footprint(w, prim, &h, p.width);
+            rt__hit_footprint(w, prim, needs, &h, p.width);
         rt__surface sf;
         rt__surface_eval(w, &h, &sf);
 
@@ -238,9 +239,8 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3])
         }
         org = h.p;
         dir = wi_w;
-        tnear = eps;
     }
     for (int c = 0; c < 3; c++)
         rgb[c] = p.l[c];
-    return hit;
+    return first != NULL;
 }

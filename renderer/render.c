@@ -48,43 +48,6 @@ rt_render_cancelled(void)
     return atomic_load_explicit(&cancel_requested, memory_order_relaxed);
 }
 
-/* ---- camera ---- */
-
-static void
-view_setup(const rt_options *o, const rt_scene *s, rt__view *v)
-{
-    v->origin = o->has_camera_pos ? v3_load(o->camera_pos) : v3_load(s->camera.position);
-    v->forward = o->has_look_at ? v3_norm(v3_sub(v3_load(o->look_at), v->origin))
-                                : v3_load(s->camera.forward);
-    v3 up = v3_load(s->camera.up);
-    v->right = v3_norm(v3_cross(v->forward, up));
-    if (v3_dot(v->right, v->right) < 0.5f) /* looking along up: pick another */
-        v->right = v3_norm(v3_cross(v->forward, (v3){0, 0, 1}));
-    v->up = v3_cross(v->right, v->forward);
-    float yfov = o->has_fov ? o->fov_degrees * RT_PI_F / 180 : s->camera.yfov;
-    v->tan_y = tanf(yfov / 2);
-    v->aspect = (float)o->width / (float)o->height;
-    v->step_x = v3_mul(v->right, 2 * v->aspect * v->tan_y / (float)o->width);
-    v->step_y = v3_mul(v->up, -2 * v->tan_y / (float)o->height);
-}
-
-/* A direction (not normalised) through image point (x, y), in pixels from
- * the top left; it moves by step_x and step_y per pixel. */
-static v3
-view_ray(const rt__view *v, const rt_options *o, float x, float y)
-{
-    float nx = (2 * x / (float)o->width - 1) * v->aspect * v->tan_y;
-    float ny = (1 - 2 * y / (float)o->height) * v->tan_y;
-    return v3_add(v->forward, v3_add(v3_mul(v->right, nx), v3_mul(v->up, ny)));
-}
-
-/* The unit direction through image point (x, y). */
-static v3
-view_dir(const rt__view *v, const rt_options *o, float x, float y)
-{
-    return v3_norm(view_ray(v, o, x, y));
-}
-
 /* ---- per-pixel random numbers ---- */
 
 static inline uint64_t
@@ -152,37 +115,7 @@ bvh_free(bvh *b)
         rtcReleaseDevice(b->device);
 }
 
-/* ---- the camera and the BVH, for benchmarks ---- */
-
-struct rt_camera_rays {
-    const rt_options *o;
-    rt__view          v;
-};
-
-rt_result
-rt_camera_rays_create(const rt_options *o, const rt_scene *s, rt_camera_rays **out)
-{
-    *out = malloc(sizeof **out);
-    if (!*out)
-        return RT_ERR_NOMEM;
-    (*out)->o = o;
-    view_setup(o, s, &(*out)->v);
-    return RT_OK;
-}
-
-void
-rt_camera_rays_destroy(rt_camera_rays *c)
-{
-    free(c);
-}
-
-void
-rt_camera_ray(const rt_camera_rays *c, float x, float y, float org[3], float dir[3])
-{
-    v3 d = view_dir(&c->v, c->o, x, y);
-    org[0] = c->v.origin.x, org[1] = c->v.origin.y, org[2] = c->v.origin.z;
-    dir[0] = d.x, dir[1] = d.y, dir[2] = d.z;
-}
+/* ---- the BVH, for benchmarks ---- */
 
 struct rt_bvh {
     bvh b;
@@ -256,6 +189,8 @@ open_jobs(const rt_scene *s, rt__open_job **out, uint32_t *n)
 
 /* ---- shading ---- */
 
+enum { AO_RAYS = 4 }; /* per camera ray, two draws each */
+
 /* The shading of one camera-ray hit by the simple integrators: every slot
  * looked up, then the integrator's colour. */
 static void
@@ -278,7 +213,6 @@ shade(rt__worker *w, const rt__hit *h, v3 dir, uint64_t *rng, float rgb[3])
         memcpy(rgb, base, 3 * sizeof(float));
         return;
     case RT_INTEGRATOR_AO: {
-        enum { AO_RAYS = 4 };
         v3  ng = v3_dot(h->ng, dir) > 0 ? v3_mul(v3_norm(h->ng), -1) : v3_norm(h->ng);
         v3  t = v3_norm(v3_cross(fabsf(ng.x) > 0.5f ? (v3){0, 1, 0} : (v3){1, 0, 0}, ng));
         v3  b = v3_cross(ng, t);
@@ -316,79 +250,146 @@ shade(rt__worker *w, const rt__hit *h, v3 dir, uint64_t *rng, float rgb[3])
 
 /* ---- tiles ---- */
 
-static void
-render_pixel(rt__worker *w, uint32_t px, uint32_t py)
+/* The pixels of one tile, clipped to the image. */
+typedef struct rect {
+    uint32_t x0, y0, x1, y1; /* [x0, x1) x [y0, y1) */
+} rect;
+
+static bool
+rect_has(const rect *r, uint32_t x, uint32_t y)
 {
-    const rt_options *o = w->o;
-    /* Seeded per pixel (so no thread or tile order shows), and only where
-     * something draws from it. */
-    bool     random = o->spp > 1 || o->integrator == RT_INTEGRATOR_AO;
-    uint64_t rng = random ? mix64(o->seed ^ mix64(((uint64_t)py << 32) | px)) : 0;
-    float    sum[4] = {0, 0, 0, 0};
-    for (unsigned s = 0; s < o->spp; s++) {
-        float       sx = o->spp > 1 ? rnd(&rng) : 0.5f, sy = o->spp > 1 ? rnd(&rng) : 0.5f;
-        v3          ray = view_ray(w->v, o, (float)px + sx, (float)py + sy), dir = v3_norm(ray);
-        rt__ray_ctx ctx;
-        rt__ray_ctx_init(&ctx, w);
-        struct RTCRayHit rh = {.ray = {.org_x = w->v->origin.x,
-                                       .org_y = w->v->origin.y,
-                                       .org_z = w->v->origin.z,
-                                       .dir_x = dir.x,
-                                       .dir_y = dir.y,
-                                       .dir_z = dir.z,
-                                       .tfar = INFINITY,
-                                       .mask = UINT32_MAX},
-                               .hit = {.geomID = RTC_INVALID_GEOMETRY_ID}};
-        rtcIntersect1(w->rtc, &ctx.rtc, &rh);
-        w->st->rays++;
-        if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID)
-            continue;
-        rt__hit h;
-        rt__hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v,
-                     w->needs[w->s->material[rh.hit.primID]], &h);
-        h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
-        h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
-        rt__hit_derivatives(w, rh.hit.primID, &h, ray);
-        float rgb[3];
-        shade(w, &h, dir, &rng, rgb);
-        for (int c = 0; c < 3; c++)
-            sum[c] += rgb[c];
-        sum[3] += 1;
-    }
-    float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
-    for (int c = 0; c < 4; c++)
-        out[c] = sum[c] / (float)o->spp;
+    return x >= r->x0 && x < r->x1 && y >= r->y0 && y < r->y1;
 }
 
-/* A pixel by the path tracer: its own sample sequences, jittered over the
- * pixel when it takes several samples; a sample that is not finite is
- * counted and dropped (it adds nothing), never written. Alpha: the share of
- * camera rays that hit the scene, or 1 with an environment map. */
+/* A block's pixels, one sample of each, by the simple integrators. Each
+ * sample draws from its own stream, seeded by the pixel and the sample's
+ * number (so a pixel's samples do not depend on which other pixels a
+ * packet holds), and only where something draws from it. */
 static void
-render_pixel_path(rt__worker *w, uint32_t px, uint32_t py)
+render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
 {
     const rt_options *o = w->o;
-    float             sum[4] = {0, 0, 0, 0};
-    for (unsigned s = 0; s < o->spp; s++) {
-        rt_sampler smp;
-        float      u[2], rgb[3];
-        rt_sampler_start(&smp, o->seed, px, py, s);
-        rt_sampler_2d(&smp, u);
-        if (o->spp == 1)
-            u[0] = u[1] = 0.5f;
-        v3   ray = view_ray(w->v, o, (float)px + u[0], (float)py + u[1]);
-        bool hit = rt__path_sample(w, &smp, w->v->origin, ray, rgb);
-        if (!isfinite(rgb[0]) || !isfinite(rgb[1]) || !isfinite(rgb[2])) {
-            w->st->bad_samples++;
-            continue;
-        }
-        for (int c = 0; c < 3; c++)
-            sum[c] += rgb[c];
-        sum[3] += hit || w->env->filename; /* an environment is part of the picture */
+    bool              random = o->spp > 1 || o->integrator == RT_INTEGRATOR_AO;
+    float             sum[RT__PACKET][4] = {{0}};
+    uint64_t          key[RT__PACKET] = {0}, rng[RT__PACKET];
+    /* Sample s's stream starts where sample s - 1's would end if it drew
+     * all it can: two for the pixel, two per AO ray. */
+    uint64_t draws = 2 + (o->integrator == RT_INTEGRATOR_AO ? 2 * AO_RAYS : 0);
+    for (int l = 0; l < RT__PACKET; l++) {
+        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
+        if (random)
+            key[l] = mix64(o->seed ^ mix64(((uint64_t)py << 32) | px));
     }
-    float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
-    for (int c = 0; c < 4; c++)
-        out[c] = sum[c] / (float)o->spp;
+    for (unsigned s = 0; s < o->spp; s++) {
+        rt__packet pk;
+        rt__packet_clear(&pk);
+        for (int l = 0; l < RT__PACKET; l++) {
+            uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
+            if (px >= o->width || py >= o->height)
+                continue;
+            rng[l] = key[l] + (uint64_t)s * draws * 0x9E3779B97F4A7C15ULL;
+            float sx = o->spp > 1 ? rnd(&rng[l]) : 0.5f, sy = o->spp > 1 ? rnd(&rng[l]) : 0.5f;
+            rt__packet_set(&pk, l, w->v, (float)px + sx, (float)py + sy);
+        }
+        rt__packet_trace(w, &pk);
+        for (int l = 0; l < RT__PACKET; l++) {
+            struct RTCRayHit rh;
+            if (!rect_has(tile, bx + l % RT__BLOCK_W, by + l / RT__BLOCK_W))
+                continue;
+            w->st->rays++;
+            if (!rt__packet_hit(&pk, l, &rh))
+                continue;
+            v3      ray = pk.ray[l], dir = {rh.ray.dir_x, rh.ray.dir_y, rh.ray.dir_z};
+            uint8_t needs = w->needs[w->s->material[rh.hit.primID]];
+            rt__hit h;
+            rt__hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, needs, &h);
+            h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));
+            h.ng = (v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z};
+            rt__hit_derivatives(w, rh.hit.primID, needs, &h, ray);
+            float rgb[3];
+            shade(w, &h, dir, &rng[l], rgb);
+            for (int c = 0; c < 3; c++)
+                sum[l][c] += rgb[c];
+            sum[l][3] += 1;
+        }
+    }
+    for (int l = 0; l < RT__PACKET; l++) {
+        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
+        if (!rect_has(tile, px, py))
+            continue;
+        float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
+        for (int c = 0; c < 4; c++)
+            out[c] = sum[l][c] / (float)o->spp;
+    }
+}
+
+/* A block's pixels by the path tracer: each sample its own sequences,
+ * jittered over the pixel when there are several; a sample that is not
+ * finite is counted and dropped (it adds nothing), never written. Alpha:
+ * the share of camera rays that hit the scene, or 1 with an environment
+ * map. */
+static void
+render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
+{
+    const rt_options *o = w->o;
+    float             sum[RT__PACKET][4] = {{0}};
+    for (unsigned s = 0; s < o->spp; s++) {
+        rt__packet pk;
+        rt_sampler smp[RT__PACKET];
+        rt__packet_clear(&pk);
+        for (int l = 0; l < RT__PACKET; l++) {
+            uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
+            if (px >= o->width || py >= o->height)
+                continue;
+            float u[2];
+            rt_sampler_start(&smp[l], o->seed, px, py, s);
+            rt_sampler_2d(&smp[l], u);
+            if (o->spp == 1)
+                u[0] = u[1] = 0.5f;
+            rt__packet_set(&pk, l, w->v, (float)px + u[0], (float)py + u[1]);
+        }
+        rt__packet_trace(w, &pk);
+        for (int l = 0; l < RT__PACKET; l++) {
+            if (!rect_has(tile, bx + l % RT__BLOCK_W, by + l / RT__BLOCK_W))
+                continue;
+            struct RTCRayHit first;
+            float            rgb[3];
+            w->st->rays++;
+            bool hit = rt__packet_hit(&pk, l, &first);
+            hit = rt__path_sample(w, &smp[l], pk.ray[l], hit ? &first : NULL, rgb);
+            if (!isfinite(rgb[0]) || !isfinite(rgb[1]) || !isfinite(rgb[2])) {
+                w->st->bad_samples++;
+                continue;
+            }
+            for (int c = 0; c < 3; c++)
+                sum[l][c] += rgb[c];
+            sum[l][3] += hit || w->env->filename; /* an environment is part of the picture */
+        }
+    }
+    for (int l = 0; l < RT__PACKET; l++) {
+        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
+        if (!rect_has(tile, px, py))
+            continue;
+        float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
+        for (int c = 0; c < 4; c++)
+            out[c] = sum[l][c] / (float)o->spp;
+    }
+}
+
+/* Tile i, block by block: the blocks that overlap it, whole. */
+static void
+render_tile(rt__worker *w, uint32_t i)
+{
+    const rt_options *o = w->o;
+    uint32_t          x0 = (i % w->tiles_x) * o->tile, y0 = (i / w->tiles_x) * o->tile;
+    rect              t = {x0, y0, x0 + o->tile < o->width ? x0 + o->tile : o->width,
+              y0 + o->tile < o->height ? y0 + o->tile : o->height};
+    for (uint32_t by = t.y0 / RT__BLOCK_H * RT__BLOCK_H; by < t.y1; by += RT__BLOCK_H)
+        for (uint32_t bx = t.x0 / RT__BLOCK_W * RT__BLOCK_W; bx < t.x1; bx += RT__BLOCK_W)
+            if (o->integrator == RT_INTEGRATOR_PATH)
+                render_block_path(w, &t, bx, by);
+            else
+                render_block(w, &t, bx, by);
 }
 
 static void *
@@ -427,13 +428,7 @@ worker_main(void *arg)
             atomic_fetch_add_explicit(w->tiles_done, 1, memory_order_relaxed);
             continue;
         }
-        uint32_t x0 = (i % w->tiles_x) * w->o->tile, y0 = (i / w->tiles_x) * w->o->tile;
-        for (uint32_t y = y0; y < y0 + w->o->tile && y < w->o->height; y++)
-            for (uint32_t x = x0; x < x0 + w->o->tile && x < w->o->width; x++)
-                if (w->o->integrator == RT_INTEGRATOR_PATH)
-                    render_pixel_path(w, x, y);
-                else
-                    render_pixel(w, x, y);
+        render_tile(w, i);
         w->st->tiles++;
         w->done[i] = 1; /* this worker's alone: each tile is handed out once */
         /* Relaxed: progress display only. */
@@ -642,7 +637,7 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     }
     if (r == RT_OK) {
         rt__view v;
-        view_setup(o, scene, &v);
+        rt__view_setup(o, scene, &v);
         jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
         jb.done_map = img->done;
         jb.src = src;

@@ -13,12 +13,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* The camera: a pinhole. */
+/* The camera: a pinhole (camera.c). */
 typedef struct rt__view {
     v3    origin, forward, right, up;
-    float tan_y, aspect;
-    v3    step_x, step_y; /* how view_ray() changes one pixel right, one down */
+    float tan_y, aspect, width, height;
+    v3    step_x, step_y; /* how rt__view_ray() changes one pixel right, one down */
 } rt__view;
+void rt__view_setup(const rt_options *o, const rt_scene *s, rt__view *v);
+/* A direction (not normalised) through image point (x, y), in pixels from
+ * the top left; it moves by step_x and step_y per pixel. */
+v3 rt__view_ray(const rt__view *v, float x, float y);
 
 /* A texture file to open before the first tile (--open-textures upfront):
  * a name as a slot interns it, and whether lookups read it as data. */
@@ -75,6 +79,29 @@ typedef struct rt__ray_ctx {
 } rt__ray_ctx;
 void rt__ray_ctx_init(rt__ray_ctx *c, rt__worker *w);
 
+/* Camera rays traced together: the pixels of one block of the image,
+ * RT__BLOCK_W x RT__BLOCK_H, aligned to the image (not to tiles), one
+ * sample each. Which rays share a packet depends only on the block, never
+ * on the tile size or thread that traces it, so a pixel's hit is the same
+ * in every render of the image: a tile that cuts a block still traces the
+ * whole block and shades its own pixels. */
+enum { RT__BLOCK_W = 4, RT__BLOCK_H = 2, RT__PACKET = RT__BLOCK_W * RT__BLOCK_H };
+typedef struct rt__packet {
+    struct RTCRayHit8 rh;                /* rays in, hits out (Embree's layout) */
+    int               valid[RT__PACKET]; /* -1: a ray; 0: a lane past the image */
+    v3                ray[RT__PACKET];   /* each ray's direction before normalising */
+} rt__packet;
+_Static_assert(RT__PACKET == 8, "rt__packet_trace() calls rtcIntersect8");
+
+void rt__packet_clear(rt__packet *p); /* every lane empty */
+/* Lane `lane` becomes the camera ray through image point (x, y). */
+void rt__packet_set(rt__packet *p, int lane, const rt__view *v, float x, float y);
+/* Traces the packet's rays; counts nothing (the caller counts rays). */
+void rt__packet_trace(rt__worker *w, rt__packet *p);
+/* Whether lane `lane` hit the scene; if so, *out is its ray and hit as a
+ * single ray's. */
+bool rt__packet_hit(const rt__packet *p, int lane, struct RTCRayHit *out);
+
 /* Whether any material cuts out by alpha (glTF MASK, OBJ map_d): then the
  * BVH enables context filters and traces pass rt__alpha_filter(). */
 bool rt__scene_has_cutouts(const rt_scene *s);
@@ -85,11 +112,12 @@ enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4 };
 uint8_t rt__material_needs(const rt_options *o, const rt_material *m);
 /* `needs`: the hit's material's rt__material_needs(). */
 void rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs, rt__hit *h);
-/* Primary rays: exact ray differentials (ray = the camera direction before
- * normalising). */
-void rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray);
+/* The UV footprint of a hit, for MIP levels; zero (nothing computed)
+ * when `needs`, the material's, reads no UVs. Primary rays: exact ray
+ * differentials (ray = the camera direction before normalising). */
+void rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 ray);
 /* Secondary rays: an isotropic footprint of `width` world units. */
-void rt__hit_footprint(rt__worker *w, uint32_t prim, rt__hit *h, float width);
+void rt__hit_footprint(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, float width);
 
 void rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
                    const tex_derivs *d, const float constant[4], float out[4]);
@@ -113,8 +141,10 @@ void rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf);
  * up by filename in the options' mode; a footprint of `angle` radians. */
 void rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3]);
 
-/* One path-traced sample through the camera ray (org, ray unnormalised);
- * whether the camera ray hit the scene. */
-bool rt__path_sample(rt__worker *w, rt_sampler *smp, v3 org, v3 ray, float rgb[3]);
+/* One path-traced sample through the camera ray `ray` (unnormalised, from
+ * the view's origin) whose hit is `first` (NULL: it missed the scene);
+ * whether it hit. */
+bool rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *first,
+                     float rgb[3]);
 
 #endif

@@ -103,11 +103,12 @@ rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs
  * is the camera ray's direction before normalising; its neighbours are
  * ray + step_x and ray + step_y. */
 void
-rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray)
+rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 ray)
 {
     memset(h->duv, 0, sizeof h->duv);
     /* Only lookups that read textures need a footprint. */
-    if (w->o->texture_mode != RT_TEXTURE_FULL || v3_dot(h->ng, h->ng) == 0)
+    if (!(needs & (RT__NEED_UV0 | RT__NEED_UV1)) || w->o->texture_mode != RT_TEXTURE_FULL ||
+        v3_dot(h->ng, h->ng) == 0)
         return;
     const rt_scene *s = w->s;
     const uint32_t *ix = &s->indices[3 * prim];
@@ -145,10 +146,11 @@ rt__hit_derivatives(rt__worker *w, uint32_t prim, rt__hit *h, v3 ray)
  * Akenine-Moller et al., "Texture Level of Detail Strategies for Real-Time
  * Ray Tracing", 2019). */
 void
-rt__hit_footprint(rt__worker *w, uint32_t prim, rt__hit *h, float width)
+rt__hit_footprint(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, float width)
 {
     memset(h->duv, 0, sizeof h->duv);
-    if (w->o->texture_mode != RT_TEXTURE_FULL || !(width > 0))
+    if (!(needs & (RT__NEED_UV0 | RT__NEED_UV1)) || w->o->texture_mode != RT_TEXTURE_FULL ||
+        !(width > 0))
         return;
     const rt_scene *s = w->s;
     const uint32_t *ix = &s->indices[3 * prim];
