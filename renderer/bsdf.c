@@ -270,14 +270,44 @@ eval_with(const rt_bsdf *m, const lobes *l, v3 wo, v3 wi, float f[3], float *pdf
     return *pdf > 0;
 }
 
+/* No metal and no specular layer: plain Lambert, f = base / pi, sampled
+ * by the cosine lobe alone. The general path gives the same bits for such
+ * a material (its other lobes weigh 0); this one skips their set-up, the
+ * most common material of OBJ scenes. A black base is left to the general
+ * path, whose lobe choice differs there. */
+static bool
+is_lambert(const rt_bsdf *b)
+{
+    return b->metallic <= 0 && b->specular <= 0 && rt_luminance(b->base) > 0;
+}
+
+static bool
+lambert_eval(const rt_bsdf *b, v3 wi, float f[3], float *pdf)
+{
+    for (int c = 0; c < 3; c++)
+        f[c] = b->base[c] / RT_PI_F;
+    *pdf = wi.z / RT_PI_F;
+    return *pdf > 0;
+}
+
+/* A cosine-weighted direction: a uniform point on the disk, lifted. */
+static v3
+cosine_sample(const float u[2])
+{
+    float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];
+    return (v3){r * cosf(phi), r * sinf(phi), sqrtf(z > 0 ? z : 0)};
+}
+
 bool
 rt_bsdf_eval(const rt_bsdf *b, v3 wo, v3 wi, float f[3], float *pdf)
 {
-    if (wo.z <= 0) {
+    if (wo.z <= 0 || (is_lambert(b) && wi.z <= 0)) {
         f[0] = f[1] = f[2] = 0;
         *pdf = 0;
         return false;
     }
+    if (is_lambert(b))
+        return lambert_eval(b, wi, f, pdf);
     lobes l;
     lobes_setup(b, wo, &l);
     return eval_with(b, &l, wo, wi, f, pdf);
@@ -291,15 +321,17 @@ rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 *wi, 
     *pdf = 0;
     if (wo.z <= 0)
         return false;
+    if (is_lambert(b)) {
+        *wi = cosine_sample(u);
+        return wi->z > 0 && lambert_eval(b, *wi, f, pdf);
+    }
     lobes l;
     lobes_setup(b, wo, &l);
     if (u_lobe < l.p_spec) {
         v3 h = ggx_sample_visible(l.alpha, wo, u);
         *wi = v3_sub(v3_mul(h, 2 * v3_dot(wo, h)), wo);
     } else {
-        /* Cosine-weighted: a uniform point on the disk, lifted. */
-        float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];
-        *wi = (v3){r * cosf(phi), r * sinf(phi), sqrtf(z > 0 ? z : 0)};
+        *wi = cosine_sample(u);
     }
     return eval_with(b, &l, wo, *wi, f, pdf);
 }

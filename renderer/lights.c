@@ -13,9 +13,14 @@ struct rt_lights {
     float          *area;             /* their areas */
     int32_t        *light_of_prim;    /* prim -> light index, -1: not emissive (NULL: none) */
     bool            env;
-    uint32_t        n;   /* lights in all */
-    float          *cdf; /* n + 1 entries: choosing a light by power */
-    float           radius;
+    /* Every cell of the environment's grid as bright as every other (a
+     * uniform sky): from a surface, its light is then sampled by the cosine
+     * lobe alone, which is what the integrand is; the grid would spend half
+     * its samples behind the surface. */
+    bool     env_uniform;
+    uint32_t n;   /* lights in all */
+    float   *cdf; /* n + 1 entries: choosing a light by power */
+    float    radius;
     /* The environment: rows by their total, then cells within a row. */
     uint32_t ew, eh;
     float   *row_cdf;  /* eh + 1 */
@@ -118,6 +123,9 @@ env_build(rt_lights *l, const rt_env_grid *g, double *avg)
     float *rows = malloc(g->h * sizeof *rows), *cells = malloc(g->w * sizeof *cells);
     bool   ok = l->row_cdf && l->cell_cdf && rows && cells;
     double sum = 0, solid = 0;
+    l->env_uniform = g->lum[0] > 0;
+    for (size_t k = 1; k < (size_t)g->w * g->h && l->env_uniform; k++)
+        l->env_uniform = g->lum[k] == g->lum[0];
     for (uint32_t j = 0; ok && j < g->h; j++) {
         float sin_t = sinf(RT_PI_F * ((float)j + 0.5f) / (float)g->h);
         rows[j] = 0;
@@ -291,17 +299,18 @@ env_grid_pdf(const rt_lights *l, v3 wi)
 
 /* The environment's density for direction wi from a point with normal n,
  * its choice included: half the luminance grid, half a cosine lobe about n
- * (n = 0: the grid alone). The grid finds what is bright; the lobe keeps
- * the half of the sphere behind the surface from taking half the samples,
- * which for a dim, even sky is most of the noise. */
+ * (n = 0: the grid alone; a uniform grid: the lobe alone). The grid finds
+ * what is bright; the lobe keeps the half of the sphere behind the surface
+ * from taking half the samples, which for a dim, even sky is most of the
+ * noise. */
 static float
 env_pdf(const rt_lights *l, v3 wi, v3 n)
 {
-    float grid = env_grid_pdf(l, wi), sel = cdf_prob(l->cdf, l->n - 1);
+    float sel = cdf_prob(l->cdf, l->n - 1);
     if (v3_dot(n, n) == 0)
-        return sel * grid;
-    float c = v3_dot(n, wi);
-    return sel * 0.5f * (grid + (c > 0 ? c / RT_PI_F : 0));
+        return sel * env_grid_pdf(l, wi);
+    float c = v3_dot(n, wi), cosine = c > 0 ? c / RT_PI_F : 0;
+    return sel * (l->env_uniform ? cosine : 0.5f * (env_grid_pdf(l, wi) + cosine));
 }
 
 bool
@@ -343,7 +352,7 @@ rt_lights_sample_at(const rt_lights *l, v3 p, v3 n, float u_pick, const float u[
     /* The environment: a row, a cell in it, a point in the cell. */
     o->kind = RT_SAMPLE_ENV;
     o->dist = INFINITY;
-    if (v3_dot(n, n) > 0 && mix < 0.5f) {
+    if (v3_dot(n, n) > 0 && (mix < 0.5f || l->env_uniform)) {
         /* The cosine half: a uniform point on the disk, lifted about n. */
         v3    t, b;
         float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];

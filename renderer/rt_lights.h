@@ -87,9 +87,11 @@ float rt_lights_pdf_env(const rt_lights *l, v3 wi);
 /* As rt_lights_sample() and rt_lights_pdf_env(), from a point whose unit
  * normal is n: an environment sample is then drawn half from the luminance
  * grid and half from a cosine lobe about n (u_pick's place within the
- * environment's share decides), and its density is that mixture's. What a
- * path tracer wants at a surface: a dim, even sky is mostly noise when half
- * of its samples land behind the surface. n = 0: as without. */
+ * environment's share decides), and its density is that mixture's; from
+ * the cosine lobe alone when every cell of the grid is equal (a uniform
+ * sky, where the lobe is the integrand). What a path tracer wants at a
+ * surface: a dim, even sky is mostly noise when half of its samples land
+ * behind the surface. n = 0: as without. */
 bool  rt_lights_sample_at(const rt_lights *l, v3 p, v3 n, float u_pick, const float u[2],
                           rt_light_sample *out);
 float rt_lights_pdf_env_at(const rt_lights *l, v3 wi, v3 n);

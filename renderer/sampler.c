@@ -1,6 +1,8 @@
 /* Shuffled, Owen-scrambled Sobol pairs (see rt_sampler.h). */
 #include "rt_sampler.h"
 
+#include <pthread.h>
+
 /* A 32-bit hash with full avalanche (a "lowbias32"-style xorshift-multiply
  * mix): seeds for the scrambles. */
 static uint32_t
@@ -44,14 +46,36 @@ lk(uint32_t x, uint32_t seed)
  * direction numbers of i's set bits, 1, 3, 5, 15, ... (v_{k+1} = v_k ^
  * (v_k << 1): the reversal of v_1 = 2^31, v_{k+1} = v_k ^ (v_k >> 1),
  * primitive polynomial x + 1). The first dimension reversed is i itself. */
-static inline uint32_t
-sobol1_reversed(uint32_t i)
+static uint32_t
+sobol1_reversed_slow(uint32_t i)
 {
     uint32_t r = 0;
     for (uint32_t v = 1; i; i >>= 1, v ^= v << 1)
         if (i & 1)
             r ^= v;
     return r;
+}
+
+/* The same, a byte at a time: the map is linear over GF(2) (an xor of one
+ * value per set bit), so it is the xor of its values on i's four bytes,
+ * tabulated once. The bit loop above costs 32 branches on a scrambled
+ * index, a seventh of a path tracer's time. */
+static uint32_t       sobol1_bytes[4][256];
+static pthread_once_t sobol1_once = PTHREAD_ONCE_INIT;
+
+static void
+sobol1_init(void)
+{
+    for (uint32_t b = 0; b < 4; b++)
+        for (uint32_t v = 0; v < 256; v++)
+            sobol1_bytes[b][v] = sobol1_reversed_slow(v << (8 * b));
+}
+
+static inline uint32_t
+sobol1_reversed(uint32_t i)
+{
+    return sobol1_bytes[0][i & 0xff] ^ sobol1_bytes[1][(i >> 8) & 0xff] ^
+           sobol1_bytes[2][(i >> 16) & 0xff] ^ sobol1_bytes[3][i >> 24];
 }
 
 static float
@@ -67,6 +91,7 @@ rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, uint32_
     s->pixel = mix32(h ^ mix32(px + mix32(py + 0x632be5abU)));
     s->index = index;
     s->pair = 0;
+    pthread_once(&sobol1_once, sobol1_init);
 }
 
 /* The next pair's seed and the index of this sample in the pair's own

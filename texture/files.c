@@ -315,6 +315,23 @@ spill_level(tex_system *ts, tex__file *f, uint32_t l, const tex_image *img, char
     return r;
 }
 
+/* Whether every pixel of img has the same bytes; if so, *f keeps them.
+ * One pass over an image just decoded, so cheap beside the decoding. */
+static void
+constant_check(tex__file *f, const tex_image *img)
+{
+    size_t               px = (size_t)img->nchannels * tex_type_size(img->type);
+    size_t               n = (size_t)img->width * img->height;
+    const unsigned char *p = img->pixels;
+    if (px > sizeof f->constant_texel || n == 0)
+        return;
+    for (size_t i = 1; i < n; i++)
+        if (memcmp(p, p + i * px, px) != 0)
+            return;
+    memcpy(f->constant_texel, p, px);
+    f->info.constant = true;
+}
+
 /* PNG, JPEG, scanline EXR: decode, build the MIP chain, spill the tiles. */
 static tex_result
 open_decoded(tex_system *ts, tex__file *f, tex_image *img, char err[TEX_ERR_LEN])
@@ -327,6 +344,7 @@ open_decoded(tex_system *ts, tex__file *f, tex_image *img, char err[TEX_ERR_LEN]
     f->info.nchannels = img->nchannels;
     f->info.type = img->type;
     f->info.srgb = img->srgb;
+    constant_check(f, img);
     tex_result r =
         levels_init(f, NULL, tex_mip_levels(img->width, img->height), TEX__TILE, TEX__TILE, err);
     for (uint32_t l = 0; r == TEX_OK; l++) {

@@ -160,23 +160,23 @@ expand(const fetch *q, uint32_t nc, const float v[4], float rgba[4])
     }
 }
 
-/* The texel at sample offset i of a tile as RGBA. The type switch sits
+/* The texel at sample offset i of `texels` as RGBA. The type switch sits
  * outside the channel loop: this runs four to eight times per lookup. */
 static inline void
-decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
+decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4])
 {
     const tex_file_info *in = &q->f->info;
     uint32_t             nc = in->nchannels;
     float                v[4] = {0, 0, 0, 0};
     switch (in->type) {
     case TEX_TYPE_HALF:
-        halves((const uint16_t *)(const void *)tile->texels + i, nc, v);
+        halves((const uint16_t *)(const void *)texels + i, nc, v);
         break;
     case TEX_TYPE_FLOAT:
-        memcpy(v, (const float *)(const void *)tile->texels + i, nc * sizeof(float));
+        memcpy(v, (const float *)(const void *)texels + i, nc * sizeof(float));
         break;
     case TEX_TYPE_U8: {
-        const uint8_t *p = tile->texels + i;
+        const uint8_t *p = texels + i;
         for (uint32_t c = 0; c < nc; c++)
             v[c] = p[c] * (1.0f / 255.0f);
         if (q->decode_srgb) /* colour channels only; alpha stays as stored */
@@ -187,10 +187,16 @@ decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
     default:
         for (uint32_t c = 0; c < nc; c++) {
             bool alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
-            v[c] = decode(tile->texels, i + c, in->type, q->decode_srgb && !alpha);
+            v[c] = decode(texels, i + c, in->type, q->decode_srgb && !alpha);
         }
     }
     expand(q, nc, v, rgba);
+}
+
+static inline void
+decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
+{
+    decode_texel(q, tile->texels, i, rgba);
 }
 
 /* The fast bilinear tap on 8-bit texels, the usual texture: per channel,
@@ -396,6 +402,12 @@ tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, cons
 {
     pthread_once(&srgb_once, srgb_init);
     fetch q = {.ts = ts, .tc = tc, .f = f, .o = o, .decode_srgb = f->info.srgb};
+    /* A constant image filters to its texel under every filter, unless a
+     * wrap mode reads black beyond the edge. */
+    if (f->info.constant && o->swrap != TEX_WRAP_BLACK && o->twrap != TEX_WRAP_BLACK) {
+        decode_texel(&q, f->constant_texel, 0, rgba);
+        return true;
+    }
 
     /* The footprint's axes in level-0 texels. */
     float W = (float)f->info.width, H = (float)f->info.height;

@@ -124,6 +124,11 @@ typedef struct tex_file_info {
     tex_type type;
     bool     srgb;
     bool     tiled_on_disk; /* tiles are read one at a time from the file */
+    /* Every texel the same (checked when a PNG, JPEG or scanline EXR is
+     * decoded; a tiled EXR is never read whole, so never marked): lookups
+     * return that value without filtering, wherever the wrap modes do not
+     * reach black outside the image. */
+    bool constant;
 } tex_file_info;
 tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
 

@@ -70,6 +70,8 @@ struct tex__file {
      * divisions; tile_shift_x is 0 when a size is not a power of two. */
     uint8_t tile_shift_x, tile_shift_y;
     char   *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
+    /* info.constant: the one texel, as stored (at most 4 floats). */
+    alignas(16) unsigned char constant_texel[16];
 
     /* TEX__SOURCE_EXR only; guarded by `lock`. Closed and reopened under
      * the system's open-file cap. */

@@ -827,17 +827,18 @@ case_env_black(const char *arg)
 }
 
 /* From a surface (rt_lights_sample_at): an environment sample comes half
- * from the grid, half from a cosine lobe about the normal. Each sample's pdf
- * is the mixture's (rt_lights_pdf_env_at), it integrates to 1, and under an
- * even sky a quarter of the samples (half the grid's) fall behind the
- * surface instead of a half. */
+ * from the grid, half from a cosine lobe about the normal; from the lobe
+ * alone when the grid is uniform. Each sample's pdf is the mixture's
+ * (rt_lights_pdf_env_at), it integrates to 1, and under a nearly even sky
+ * a quarter of the samples (half the grid's) fall behind the surface
+ * instead of a half; under a uniform one, none. */
 static void
-case_env_surface(const char *arg)
+env_surface(float corner, double behind_share)
 {
-    (void)arg;
     float lum[ENV_W * ENV_H];
     for (int i = 0; i < ENV_W * ENV_H; i++)
         lum[i] = 1;
+    lum[0] = corner;
     rt_env_grid env = {lum, ENV_W, ENV_H};
     test_scene  t;
     scene_init(&t);
@@ -859,7 +860,7 @@ case_env_surface(const char *arg)
     CHECK(ok > N * 0.99);
     CHECK_EQ_INT(bad_pdf, 0);
     double frac = (double)behind / ok;
-    CHECK_ABS(frac, 0.25, 0.01); /* the share of samples behind the surface */
+    CHECK_ABS(frac, behind_share, 0.01); /* the share of samples behind the surface */
     /* The mixture's density over the sphere: 1. */
     enum { NA = 512, NB = 512 };
     rng    q = {0x2545f4914f6cdd1du};
@@ -873,6 +874,14 @@ case_env_surface(const char *arg)
     double integral = 4 * PI * sum / ((double)NA * NB);
     CHECK_ABS(integral, 1.0, 0.02);
     rt_lights_destroy(l);
+}
+
+static void
+case_env_surface(const char *arg)
+{
+    (void)arg;
+    env_surface(1.01f, 0.25); /* not uniform: the mixture */
+    env_surface(1, 0);        /* uniform: the lobe alone */
 }
 
 /* rt_env_grid_read: a 64x32 map, dim but for one bright texel, read into a

@@ -790,6 +790,52 @@ case_microcache_pair(const char *arg)
     tex_system_destroy(ts);
 }
 
+static unsigned
+nearly_constant(uint32_t x, uint32_t y, uint32_t c)
+{
+    return x == 5 && y == 6 && c == 1 ? 101 : rgb_consts(x, y, c);
+}
+
+/* A constant image is marked so and answers every filter with its value,
+ * with no tile read; one texel off and it is filtered as usual; a black
+ * wrap still reads black beyond the edge. */
+static void
+case_constant(const char *arg)
+{
+    (void)arg;
+    ustr          flat = png_make("flat.png", 16, 8, 3, rgb_consts);
+    ustr          bumpy = png_make("bumpy.png", 16, 8, 3, nearly_constant);
+    tex_system   *ts = system_new();
+    tex_thread   *tc = thread_new(ts);
+    tex_file_info info;
+    REQUIRE(tex_file_info_get(ts, flat, &info) == TEX_OK);
+    CHECK(info.constant);
+    REQUIRE(tex_file_info_get(ts, bumpy, &info) == TEX_OK);
+    CHECK(!info.constant);
+    tex_derivs d = {0.3f, 0, 0, 0.3f}; /* a coarse level */
+    float      rgba[4];
+    for (int f = TEX_FILTER_BILINEAR; f <= TEX_FILTER_ANISOTROPIC; f++) {
+        tex_opts o = {.raw = true, .filter = (tex_filter)f, .fill = {0, 0, 0, 0.5f}};
+        CHECK_EQ_INT(tex_lookup(ts, tc, flat, 0.7f, 3.2f, &d, &o, rgba), TEX_OK);
+        CHECK_NEAR(rgba[0], 50 / 255.0f);
+        CHECK_NEAR(rgba[1], 100 / 255.0f);
+        CHECK_NEAR(rgba[2], 150 / 255.0f);
+        CHECK_NEAR(rgba[3], 0.5f); /* no alpha: the fill's */
+    }
+    tex_stats st;
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.tiles_loaded, 0);
+    tex_opts black = {.raw = true, .swrap = TEX_WRAP_BLACK, .twrap = TEX_WRAP_BLACK};
+    CHECK_EQ_INT(tex_lookup(ts, tc, flat, -0.5f, 0.5f, NULL, &black, rgba), TEX_OK);
+    CHECK_NEAR(rgba[0], 0);
+    tex_opts bilinear = {.raw = true, .filter = TEX_FILTER_BILINEAR};
+    CHECK_EQ_INT(tex_lookup(ts, tc, bumpy, 0.5f, 0.5f, NULL, &bilinear, rgba), TEX_OK);
+    tex_system_stats(ts, &st);
+    CHECK(st.tiles_loaded > 0);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -812,6 +858,7 @@ main(int argc, char **argv)
         {"halve_u8", case_halve_u8},
         {"file_open", case_file_open},
         {"microcache_pair", case_microcache_pair},
+        {"constant", case_constant},
         {NULL, NULL},
     };
     dir = tex_test_dir();
