@@ -184,8 +184,14 @@ rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf)
     tex_derivs         d[2];
     for (int set = 0; set < 2; set++)
         d[set] = (tex_derivs){h->duv[set][0], h->duv[set][1], h->duv[set][2], h->duv[set][3]};
+        /* An empty slot is its constant (rt__slot_eval() would say so too,
+         * at the price of a call: most slots of most materials are empty). */
 #define SLOT(k, constant, out)                                                                     \
-    rt__slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1], constant, out)
+    if (m->slots[k].filename)                                                                      \
+        rt__slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1],          \
+                      constant, out);                                                              \
+    else                                                                                           \
+        memcpy(out, constant, 4 * sizeof(float))
     SLOT(RT_SLOT_BASE_COLOR, m->base_color, sf->base);
     SLOT(RT_SLOT_METALLIC_ROUGHNESS, mr_const, mr);
     SLOT(RT_SLOT_NORMAL, one, nm);

@@ -321,6 +321,34 @@ case_env_mapping(const char *arg)
     float s_minus;
     rt_env_coords((v3){-1, 0, 0}, &s_minus, &t);
     CHECK_ABS(fabsf(s - s_minus), 0.5, 1e-6);
+
+    /* Against libm in double, over the whole sphere, poles and axes too
+     * (rt_env_coords() computes its arc tangents with a polynomial). */
+    rng    r = {0x51af8e2c3d1b7e95u};
+    double worst = 0;
+    for (int k = 0; k < 200000; k++) {
+        double z = 2 * rng_float(&r) - 1, phi = 2 * PI * rng_float(&r), rad = sqrt(1 - z * z);
+        v3     d = {(float)(rad * cos(phi)), (float)z, (float)(rad * sin(phi))};
+        if (k < 6) /* the axes */
+            d = (v3){k == 0   ? 1.0f
+                     : k == 1 ? -1.0f
+                              : 0,
+                     k == 2   ? 1.0f
+                     : k == 3 ? -1.0f
+                              : 0,
+                     k == 4   ? 1.0f
+                     : k == 5 ? -1.0f
+                              : 0};
+        double want_s = atan2(d.x, -d.z) / (2 * PI), want_t = acos(d.y) / PI;
+        want_s += want_s < 0 ? 1 : 0;
+        rt_env_coords(d, &s, &t);
+        double ds = fabs(s - want_s);
+        ds = d.x == 0 && d.z == 0 ? 0 : fmin(ds, 1 - ds); /* at a pole, any s */
+        worst = fmax(worst, fmax(ds, fabs(t - want_t)));
+    }
+    if (!(worst < 1e-6))
+        fprintf(stderr, "worst %g\n", worst);
+    CHECK(worst < 1e-6);
 }
 
 /* The environment alone: samples' pdf agrees with rt_lights_pdf_env() and
