@@ -392,6 +392,16 @@ render_tile(rt__worker *w, uint32_t i)
                 render_block(w, &t, bx, by);
 }
 
+/* The worker's last act: the main thread may stop waiting. */
+static void
+worker_leave(rt__worker *w)
+{
+    pthread_mutex_lock(&w->crew->lock);
+    w->crew->running--;
+    pthread_cond_signal(&w->crew->left);
+    pthread_mutex_unlock(&w->crew->lock);
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -404,8 +414,7 @@ worker_main(void *arg)
     rt_thread_stats mine = {0}, *out = w->st;
     w->st = &mine;
     if (tex_thread_create(w->ts, &w->tc) != TEX_OK) {
-        /* Release: pairs with the main thread's acquire; it stops waiting. */
-        atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
+        worker_leave(w);
         return NULL;
     }
     for (;;) {
@@ -440,8 +449,7 @@ worker_main(void *arg)
     mine.cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
     *out = mine;
     w->st = out;
-    /* Release: as above. */
-    atomic_fetch_sub_explicit(w->running, 1, memory_order_release);
+    worker_leave(w);
     return NULL;
 }
 
@@ -461,7 +469,8 @@ progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final
 
 /* Everything one render's workers share. */
 typedef struct job_board {
-    _Atomic uint32_t      next, done, running;
+    _Atomic uint32_t      next, done;
+    rt__crew              crew;
     const rt__open_job   *opens;
     const uint8_t        *needs;
     uint8_t              *done_map; /* rt_image.done */
@@ -470,6 +479,33 @@ typedef struct job_board {
     const rt_tile_source *src;
     uint32_t              nopens, tiles_x, ntiles;
 } job_board;
+
+/* Waits until every worker has left: showing progress every 20 ms, or,
+ * with a tile source, polling it every millisecond (a tile source talks to
+ * other processes; this process's share of the tiles is no measure of the
+ * job's progress). */
+static void
+wait_workers(const rt_options *o, job_board *jb)
+{
+    long step_ns = jb->src ? 1000 * 1000 : 20 * 1000 * 1000;
+    pthread_mutex_lock(&jb->crew.lock);
+    while (jb->crew.running > 0) {
+        pthread_mutex_unlock(&jb->crew.lock);
+        if (jb->src)
+            jb->src->poll(jb->src->ctx);
+        else
+            progress(o, &jb->done, jb->ntiles, false);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += step_ns;
+        until.tv_sec += until.tv_nsec / 1000000000;
+        until.tv_nsec %= 1000000000;
+        pthread_mutex_lock(&jb->crew.lock);
+        if (jb->crew.running > 0)
+            pthread_cond_timedwait(&jb->crew.left, &jb->crew.lock, &until);
+    }
+    pthread_mutex_unlock(&jb->crew.lock);
+}
 
 /* Starts o->threads workers on the board, shows progress while they run,
  * joins them and sums their statistics. */
@@ -495,7 +531,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
                             .img = img,
                             .next_job = &jb->next,
                             .tiles_done = &jb->done,
-                            .running = &jb->running,
+                            .crew = &jb->crew,
                             .opens = jb->opens,
                             .needs = jb->needs,
                             .done = jb->done_map,
@@ -512,26 +548,15 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
             break;
         started++;
     }
-    /* Relaxed: threads that never started never run. */
-    atomic_fetch_sub_explicit(&jb->running, o->threads - started, memory_order_relaxed);
+    pthread_mutex_lock(&jb->crew.lock);
+    jb->crew.running -= o->threads - started; /* threads that never started never run */
+    pthread_mutex_unlock(&jb->crew.lock);
     if (started == 0) {
         free(w);
         snprintf(err, RT_ERR_LEN, "cannot start a thread");
         return RT_ERR_NOMEM;
     }
-    /* Relaxed on `done`: display only; the join below is what waits. Acquire
-     * on `running`: pairs with the workers' release as they leave. */
-    while (atomic_load_explicit(&jb->done, memory_order_relaxed) < jb->ntiles &&
-           atomic_load_explicit(&jb->running, memory_order_acquire) > 0) {
-        if (jb->src) { /* a tile source talks every millisecond; this process's share
-                        * of the tiles is no measure of the job's progress */
-            jb->src->poll(jb->src->ctx);
-            nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-            continue;
-        }
-        progress(o, &jb->done, jb->ntiles, false);
-        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-    }
+    wait_workers(o, jb);
     for (unsigned i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
     if (!jb->src)
@@ -601,15 +626,18 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     rt_result r = bvh_build(scene, &b, err);
     stats->bvh_secs = rt_now() - t0;
     job_board jb = {.tiles_x = rt_options_tiles_x(o), .ntiles = rt_options_tiles(o)};
-    atomic_init(&jb.next, 0), atomic_init(&jb.done, 0), atomic_init(&jb.running, o->threads);
+    atomic_init(&jb.next, 0), atomic_init(&jb.done, 0);
+    pthread_mutex_init(&jb.crew.lock, NULL);
+    pthread_cond_init(&jb.crew.left, NULL);
+    jb.crew.running = o->threads;
     stats->threads = o->threads;
     stats->ntiles = jb.ntiles;
     /* Resuming: the pixels and the map of rendered tiles are given. */
     bool resume = img->rgba && img->done;
     if (img->rgba && (!resume || img->width != o->width || img->height != o->height)) {
         snprintf(err, RT_ERR_LEN, "cannot resume: not the image these options make");
-        bvh_free(&b);
-        return RT_ERR_INVALID;
+        r = RT_ERR_INVALID;
+        goto out;
     }
     img->width = o->width, img->height = o->height;
     rt__open_job *opens = NULL;
@@ -659,6 +687,9 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     free(needs);
     free(grid);
     rt_lights_destroy(lights);
+out:
+    pthread_cond_destroy(&jb.crew.left);
+    pthread_mutex_destroy(&jb.crew.lock);
     bvh_free(&b);
     return r;
 }

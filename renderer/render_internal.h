@@ -38,6 +38,15 @@ typedef struct rt__env {
     ustr        name; /* interned at setup (--intern once) */
 } rt__env;
 
+/* How many workers are still running. Each one signals `left` as it goes,
+ * so the main thread, waiting between progress updates, wakes the moment
+ * the last one leaves instead of at its next update. */
+typedef struct rt__crew {
+    pthread_mutex_t lock; /* guards running; takes no other lock */
+    pthread_cond_t  left;
+    unsigned        running;
+} rt__crew;
+
 /* One worker thread: what it reads (shared, read-only) and its own state. */
 typedef struct rt__worker {
     const rt_options     *o;
@@ -49,7 +58,8 @@ typedef struct rt__worker {
     rt_image             *img;
     const rt_lights      *lights; /* the path tracer's */
     const rt__env        *env;
-    _Atomic uint32_t     *next_job, *tiles_done, *running;
+    _Atomic uint32_t     *next_job, *tiles_done;
+    rt__crew             *crew;
     const rt_tile_source *src;   /* tiles from here after the opens; NULL: from next_job */
     const rt__open_job   *opens; /* jobs 0..nopens-1; then the tiles */
     const uint8_t        *needs; /* rt__material_needs() per material */

@@ -82,7 +82,10 @@ floor_to_int(float v)
         return v != v ? 0 : (int64_t)-1e12;
     if (v > 1e12f)
         return (int64_t)1e12;
-    return (int64_t)floorf(v);
+    /* floorf() without the call (x86-64's baseline has no rounding
+     * instruction): truncate, then step down where that rounded up. */
+    int64_t i = (int64_t)v;
+    return i - ((float)i > v);
 }
 
 /* binary16 to float without branches for normal and subnormal values: the
@@ -199,24 +202,44 @@ decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
     decode_texel(q, tile->texels, i, rgba);
 }
 
+/* One channel's bilinear blend of 8-bit texels p[0], p[nc] (right), p[row]
+ * (below) and p[row + nc], decoded by `lut`. */
+static inline float
+blend_u8(const float *lut, const uint8_t *p, size_t nc, size_t row, float fx, float fy)
+{
+    float a = lut[p[0]], b = lut[p[nc]], d = lut[p[row]], e = lut[p[row + nc]];
+    float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+    return top + (bottom - top) * fy;
+}
+
 /* The fast bilinear tap on 8-bit texels, the usual texture: per channel,
- * four bytes decoded by table and blended, with no RGBA temporaries. Its
+ * four bytes decoded by table and blended, with no RGBA temporaries, one
+ * case per channel count so that nothing is decided per channel. Its
  * arithmetic is the general path's (blending a channel before expanding
  * grey to RGB gives the same bits as after), so both agree exactly. */
 static inline void
 bilerp_u8(const fetch *q, const uint8_t *p, size_t row, float fx, float fy, float rgba[4])
 {
-    uint32_t nc = q->f->info.nchannels;
-    float    v[4] = {0, 0, 0, 0};
-    for (uint32_t c = 0; c < nc; c++) {
-        bool         alpha = (nc == 2 && c == 1) || (nc == 4 && c == 3);
-        const float *lut = q->decode_srgb && !alpha ? srgb_u8 : unorm_u8;
-        float        a = lut[p[c]], b = lut[p[c + nc]];
-        float        d = lut[p[c + row]], e = lut[p[c + row + nc]];
-        float        top = a + (b - a) * fx, bottom = d + (e - d) * fx;
-        v[c] = top + (bottom - top) * fy;
+    const float *colour = q->decode_srgb ? srgb_u8 : unorm_u8; /* alpha is never sRGB */
+    switch (q->f->info.nchannels) {
+    case 1:
+        rgba[0] = rgba[1] = rgba[2] = blend_u8(colour, p, 1, row, fx, fy);
+        rgba[3] = q->o->fill[3];
+        return;
+    case 2:
+        rgba[0] = rgba[1] = rgba[2] = blend_u8(colour, p, 2, row, fx, fy);
+        rgba[3] = blend_u8(unorm_u8, p + 1, 2, row, fx, fy);
+        return;
+    case 3:
+        for (int c = 0; c < 3; c++)
+            rgba[c] = blend_u8(colour, p + c, 3, row, fx, fy);
+        rgba[3] = q->o->fill[3];
+        return;
+    default:
+        for (int c = 0; c < 3; c++)
+            rgba[c] = blend_u8(colour, p + c, 4, row, fx, fy);
+        rgba[3] = blend_u8(unorm_u8, p + 3, 4, row, fx, fy);
     }
-    expand(q, nc, v, rgba);
 }
 
 /* Where texel (x, y) lives: its tile's index in the level, and its sample
