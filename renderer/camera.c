@@ -21,17 +21,16 @@ rt__view_setup(const rt_options *o, const rt_scene *s, rt__view *v)
     float yfov = o->has_fov ? o->fov_degrees * RT_PI_F / 180 : s->camera.yfov;
     v->tan_y = tanf(yfov / 2);
     v->aspect = (float)o->width / (float)o->height;
-    v->width = (float)o->width, v->height = (float)o->height;
     v->step_x = v3_mul(v->right, 2 * v->aspect * v->tan_y / (float)o->width);
     v->step_y = v3_mul(v->up, -2 * v->tan_y / (float)o->height);
+    v->corner = v3_add(v->forward,
+                       v3_add(v3_mul(v->right, -v->aspect * v->tan_y), v3_mul(v->up, v->tan_y)));
 }
 
 v3
 rt__view_ray(const rt__view *v, float x, float y)
 {
-    float nx = (2 * x / v->width - 1) * v->aspect * v->tan_y;
-    float ny = (1 - 2 * y / v->height) * v->tan_y;
-    return v3_add(v->forward, v3_add(v3_mul(v->right, nx), v3_mul(v->up, ny)));
+    return v3_add(v->corner, v3_add(v3_mul(v->step_x, x), v3_mul(v->step_y, y)));
 }
 
 /* ---- packets ---- */

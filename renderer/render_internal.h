@@ -16,8 +16,9 @@
 /* The camera: a pinhole (camera.c). */
 typedef struct rt__view {
     v3    origin, forward, right, up;
-    float tan_y, aspect, width, height;
+    float tan_y, aspect;
     v3    step_x, step_y; /* how rt__view_ray() changes one pixel right, one down */
+    v3    corner;         /* the ray through the image's top left corner */
 } rt__view;
 void rt__view_setup(const rt_options *o, const rt_scene *s, rt__view *v);
 /* A direction (not normalised) through image point (x, y), in pixels from

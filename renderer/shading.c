@@ -119,19 +119,23 @@ rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 
     float           det = d11 * d22 - d12 * d12;
     if (det == 0)
         return; /* a degenerate triangle: no footprint, the finest level */
-    float reach = v3_dot(v3_sub(h->p, w->v->origin), h->ng);
+    float inv_det = 1 / det;
+    v3    from_hit = v3_sub(w->v->origin, h->p);
+    float reach = -v3_dot(from_hit, h->ng);
     for (int axis = 0; axis < 2; axis++) {
         v3    dir = v3_add(ray, axis == 0 ? w->v->step_x : w->v->step_y);
         float dn = v3_dot(dir, h->ng);
         if (fabsf(dn) < 1e-8f)
             continue; /* the neighbour ray runs along the plane */
         /* Where it meets the plane, from the hit; then in barycentrics. */
-        v3    r = v3_sub(v3_add(w->v->origin, v3_mul(dir, reach / dn)), h->p);
+        v3    r = v3_add(from_hit, v3_mul(dir, reach / dn));
         float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2);
-        float db1 = (d22 * r1 - d12 * r2) / det, db2 = (d11 * r2 - d12 * r1) / det;
+        float db1 = (d22 * r1 - d12 * r2) * inv_det, db2 = (d11 * r2 - d12 * r1) * inv_det;
         for (int set = 0; set < 2; set++) {
             const float *uvs = set == 0 ? s->uvs : s->uvs1;
-            for (int c = 0; uvs && c < 2; c++) {
+            if (!uvs || !(needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
+                continue;
+            for (int c = 0; c < 2; c++) {
                 float uv0 = uvs[2 * ix[0] + c];
                 h->duv[set][2 * axis + c] =
                     db1 * (uvs[2 * ix[1] + c] - uv0) + db2 * (uvs[2 * ix[2] + c] - uv0);
