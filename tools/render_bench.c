@@ -6,7 +6,11 @@
  *
  * Default: the eyelight integrator against raw Embree on the same camera
  * rays. Raw: every thread takes tiles from a counter and traces the
- * pixel-centre camera rays with rtcIntersect1, nothing else. Renderer:
+ * pixel-centre camera rays with rtcIntersect1, nothing else (the plain
+ * loop a renderer is measured against). Raw8: the same rays eight at a
+ * time, 4x2 pixels per rtcIntersect8 with the coherent flag, as the
+ * renderer traces camera rays: what Embree alone can do with them, so
+ * eyelight / raw8 is the share of the time that is Embree's. Renderer:
  * rt_render() with the eyelight integrator, 1 spp, the same rays plus
  * shading and texture lookups, on a texture cache warmed by one untimed
  * render (the steady state of a long render). Both report the median of
@@ -14,6 +18,7 @@
  * last one's end. One result line:
  *
  *   render-bench threads=T rays=N raw_mrays=R eyelight_mrays=E ratio=E/R
+ *       raw8_mrays=P ratio8=E/P
  *
  * --scaling: the render as `render` runs it, for each thread count T, in
  * each texture mode (full, --bypass-texture, --early-out), --repeat times
@@ -52,10 +57,43 @@ typedef struct raw {
     RTCScene              scene;
     _Atomic uint32_t     *next;
     uint32_t              tiles_x, ntiles;
+    bool                  packets; /* rtcIntersect8 over 4x2 pixels */
     double                start, end;
     uint64_t              hits;
     pthread_t             thread;
 } raw;
+
+/* The pixels of tile (x0, y0) in 4x2 blocks (aligned to the image, as the
+ * renderer's), traced eight at a time; how many rays hit. */
+static uint64_t
+raw_tile_packets(const raw *r, uint32_t x0, uint32_t y0)
+{
+    uint64_t hits = 0;
+    for (uint32_t by = y0 / 2 * 2; by < y0 + r->o->tile && by < r->o->height; by += 2) {
+        for (uint32_t bx = x0 / 4 * 4; bx < x0 + r->o->tile && bx < r->o->width; bx += 4) {
+            struct RTCRayHit8 rh;
+            int               valid[8];
+            for (int l = 0; l < 8; l++) {
+                uint32_t x = bx + l % 4, y = by + l / 4;
+                float    org[3], dir[3];
+                valid[l] = x < r->o->width && y < r->o->height ? -1 : 0;
+                rt_camera_ray(r->cam, (float)x + 0.5f, (float)y + 0.5f, org, dir);
+                rh.ray.org_x[l] = org[0], rh.ray.org_y[l] = org[1], rh.ray.org_z[l] = org[2];
+                rh.ray.dir_x[l] = dir[0], rh.ray.dir_y[l] = dir[1], rh.ray.dir_z[l] = dir[2];
+                rh.ray.tnear[l] = 0, rh.ray.tfar[l] = INFINITY, rh.ray.time[l] = 0;
+                rh.ray.mask[l] = UINT32_MAX, rh.ray.id[l] = 0, rh.ray.flags[l] = 0;
+                rh.hit.geomID[l] = RTC_INVALID_GEOMETRY_ID;
+            }
+            struct RTCIntersectContext ctx;
+            rtcInitIntersectContext(&ctx);
+            ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+            rtcIntersect8(valid, r->scene, &ctx, &rh);
+            for (int l = 0; l < 8; l++)
+                hits += valid[l] && rh.hit.geomID[l] != RTC_INVALID_GEOMETRY_ID;
+        }
+    }
+    return hits;
+}
 
 static void *
 raw_main(void *arg)
@@ -71,6 +109,10 @@ raw_main(void *arg)
         if (i >= r->ntiles)
             break;
         uint32_t x0 = (i % r->tiles_x) * r->o->tile, y0 = (i / r->tiles_x) * r->o->tile;
+        if (r->packets) {
+            hits += raw_tile_packets(r, x0, y0);
+            continue;
+        }
         for (uint32_t y = y0; y < y0 + r->o->tile && y < r->o->height; y++) {
             for (uint32_t x = x0; x < x0 + r->o->tile && x < r->o->width; x++) {
                 float org[3], dir[3];
@@ -97,7 +139,7 @@ raw_main(void *arg)
 }
 
 static double
-raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene)
+raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene, bool packets)
 {
     _Atomic uint32_t next = 0;
     uint32_t         tiles_x = rt_options_tiles_x(o), ntiles = rt_options_tiles(o);
@@ -110,7 +152,8 @@ raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene)
                      .scene = scene,
                      .next = &next,
                      .tiles_x = tiles_x,
-                     .ntiles = ntiles};
+                     .ntiles = ntiles,
+                     .packets = packets};
         if (pthread_create(&r[t].thread, NULL, raw_main, &r[t]) != 0)
             bench_die("cannot start a thread");
     }
@@ -164,18 +207,20 @@ against_embree(const bench *b, int repeat, rt_render_stats *stats)
     rt_camera_rays *cam;
     if (rt_bvh_create(b->scene, &bvh, err) != RT_OK || rt_camera_rays_create(o, b->scene, &cam))
         bench_die("%s: %s", o->scene, err);
-    double raw_secs[64], ren_secs[64];
+    double raw_secs[64], raw8_secs[64], ren_secs[64];
     render_once(b, o, ts, stats); /* warm-up, untimed: textures loaded, caches filled */
     for (int k = 0; k < repeat; k++) {
-        raw_secs[k] = raw_run(o, cam, rt_bvh_embree_scene(bvh));
+        raw_secs[k] = raw_run(o, cam, rt_bvh_embree_scene(bvh), false);
         ren_secs[k] = render_once(b, o, ts, stats);
+        raw8_secs[k] = raw_run(o, cam, rt_bvh_embree_scene(bvh), true);
     }
     uint64_t rays = (uint64_t)o->width * o->height;
     double   raw_m = (double)rays / bench_median(raw_secs, repeat) / 1e6;
+    double   raw8_m = (double)rays / bench_median(raw8_secs, repeat) / 1e6;
     double   ren_m = (double)rays / bench_median(ren_secs, repeat) / 1e6;
     printf("render-bench threads=%u rays=%" PRIu64 " raw_mrays=%.3f eyelight_mrays=%.3f "
-           "ratio=%.3f\n",
-           o->threads, rays, raw_m, ren_m, ren_m / raw_m);
+           "ratio=%.3f raw8_mrays=%.3f ratio8=%.3f\n",
+           o->threads, rays, raw_m, ren_m, ren_m / raw_m, raw8_m, ren_m / raw8_m);
     fprintf(stderr, "  texture mode %s; %" PRIu64 " lookups per render\n",
             rt_texture_mode_name(o->texture_mode), stats->total.lookups);
     rt_camera_rays_destroy(cam);
