@@ -130,6 +130,12 @@ sample_light(rt__worker *w, rt_sampler *smp, path *p, const rt_bsdf *b, v3 pos, 
     float f[3], pdf_b;
     if (!rt_bsdf_eval(b, wo, wi, f, &pdf_b))
         return;
+    /* The shadow ray before the light's radiance: a ray costs less than a
+     * lookup by filename, and a blocked sample needs neither. */
+    float eps = 1e-4f * w->scene_radius;
+    float reach = isinf(ls.dist) ? INFINITY : ls.dist * (1 - 1e-4f) - eps;
+    if (occluded(w, pos, ls.wi, eps, reach))
+        return;
     float li[3];
     if (ls.kind == RT_SAMPLE_DELTA)
         memcpy(li, ls.li, sizeof li);
@@ -138,10 +144,6 @@ sample_light(rt__worker *w, rt_sampler *smp, path *p, const rt_bsdf *b, v3 pos, 
     else
         rt__env_radiance(w, ls.wi, 0, li);
     if (li[0] <= 0 && li[1] <= 0 && li[2] <= 0)
-        return;
-    float eps = 1e-4f * w->scene_radius;
-    float reach = isinf(ls.dist) ? INFINITY : ls.dist * (1 - 1e-4f) - eps;
-    if (occluded(w, pos, ls.wi, eps, reach))
         return;
     float weight = ls.kind == RT_SAMPLE_DELTA ? 1 : light_weight(w, ls.pdf, pdf_b);
     float k[3];
