@@ -19,7 +19,7 @@
 
 typedef struct rt_sampler {
     uint32_t pixel; /* hash of the seed and the pixel */
-    uint32_t index; /* the sample within the pixel */
+    uint32_t index_reversed; /* the sample within the pixel, bits reversed */
     uint32_t pair;  /* the next pair of dimensions */
 } rt_sampler;
 

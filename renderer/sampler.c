@@ -89,7 +89,7 @@ rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, uint32_
 {
     uint32_t h = mix32((uint32_t)seed ^ mix32((uint32_t)(seed >> 32) + 0x9e3779b9U));
     s->pixel = mix32(h ^ mix32(px + mix32(py + 0x632be5abU)));
-    s->index = index;
+    s->index_reversed = reverse_bits(index);
     s->pair = 0;
     pthread_once(&sobol1_once, sobol1_init);
 }
@@ -104,7 +104,7 @@ static inline uint32_t
 pair_start(rt_sampler *s, uint32_t *seed)
 {
     *seed = mix32(s->pixel + s->pair++ * 0x9e3779b9U);
-    return lk(reverse_bits(s->index), *seed);
+    return lk(s->index_reversed, *seed);
 }
 
 void
