@@ -603,8 +603,11 @@ path_setup(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_tabl
         if (!env->name)
             return RT_ERR_NOMEM;
         /* Only full texturing reads the map; the other modes see white. */
-        if (o->texture_mode == RT_TEXTURE_FULL)
+        tex_file_info info;
+        if (o->texture_mode == RT_TEXTURE_FULL) {
             *grid = rt_env_grid_read(ts, env->name, &g);
+            env->constant = tex_file_info_get(ts, env->name, &info) == TEX_OK && info.constant;
+        }
     }
     return rt_lights_create(scene, *grid ? &g : NULL, lights);
 }

@@ -37,6 +37,10 @@ typedef struct rt__env {
     const char *filename; /* NULL: none (black, or white in the furnace sense: see path.c) */
     size_t      filename_len;
     ustr        name; /* interned at setup (--intern once) */
+    /* Every texel the same (tex_file_info.constant): a lookup's direction
+     * does not matter, so none is mapped to coordinates; the lookup itself,
+     * by filename, still happens. */
+    bool constant;
 } rt__env;
 
 /* How many workers are still running. Each one signals `left` as it goes,

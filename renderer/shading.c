@@ -231,8 +231,9 @@ rt__env_radiance(rt__worker *w, v3 dir, float angle, float rgb[3])
     /* The environment as a slot: white when short-circuited. */
     rt_texture_slot slot = {
         .filename = e->filename, .filename_len = e->filename_len, .name = e->name};
-    float s, t, out[4];
-    rt_env_coords(dir, &s, &t);
+    float s = 0.5f, t = 0.5f, out[4];
+    if (!e->constant)
+        rt_env_coords(dir, &s, &t);
     /* An angle of the sphere in texture units: 2 pi across, pi down. */
     tex_derivs d = {angle / (2 * RT_PI_F), 0, 0, angle / RT_PI_F};
     rt__slot_eval_wrap(w, &slot, (float[2]){s, t}, &d, one, out, TEX_WRAP_PERIODIC, TEX_WRAP_CLAMP);

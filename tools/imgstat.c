@@ -2,9 +2,14 @@
  * linear light, and its error against a reference: what convergence and
  * white-furnace tests check, and a quick look at a render's levels.
  *
- *   imgstat [--window X0,Y0,X1,Y1] [--clamp] IMAGE [REFERENCE]
+ *   imgstat [--window X0,Y0,X1,Y1] [--clamp | --quantize] IMAGE [REFERENCE]
  *
  * Images: PNG, JPEG, EXR, and PFM (what Embree's tutorials write).
+ * --quantize encodes both images as Embree's tutorials store a render
+ * (tutorials/pathtracer/pathtracer_device.cpp, renderTileStandard): clamped
+ * to [0, 1], then floor(255.01 v) / 255: 8 bits, linear, no sRGB curve.
+ * Their own PFMs come through unchanged, so a float render compares with
+ * theirs like with like.
  * Prints one line, per channel R,G,B (alpha left out):
  *   imgstat pixels=N mean=R,G,B sd=R,G,B min=R,G,B max=R,G,B [rmse=R,G,B]
  * The window is half-open, [X0, X1) x [Y0, Y1), in pixels from the top
@@ -23,9 +28,11 @@
 static void
 usage(FILE *f)
 {
-    fputs("usage: imgstat [--window X0,Y0,X1,Y1] [--clamp] IMAGE [REFERENCE]\n"
+    fputs("usage: imgstat [--window X0,Y0,X1,Y1] [--clamp | --quantize] IMAGE [REFERENCE]\n"
           "  --window X0,Y0,X1,Y1  pixels [X0, X1) x [Y0, Y1) only (default: all)\n"
-          "  --clamp               values clamped to [0, 1] first (as 8-bit output would)\n",
+          "  --clamp               values clamped to [0, 1] first (as 8-bit output would)\n"
+          "  --quantize            clamped, then to 8 bits as Embree's tutorials write them:\n"
+          "                        floor(255.01 v) / 255, linear\n",
           f);
 }
 
@@ -94,6 +101,20 @@ channel(const tex_image *img, size_t i, int c)
     return ((const float *)img->pixels)[i * nc + (nc <= 2 ? 0 : (uint32_t)c)];
 }
 
+typedef enum encoding { ENC_FLOAT, ENC_CLAMP, ENC_EMBREE8 } encoding;
+
+/* v as the encoding stores it. ENC_EMBREE8 is Embree's tutorials'
+ * (unsigned)(255.01f * clamp(v, 0, 1)), read back as that over 255: an
+ * 8-bit value they wrote, read from their PFM, comes back to itself. */
+static double
+encode(double v, encoding e)
+{
+    if (e == ENC_FLOAT)
+        return v;
+    v = v < 0 ? 0 : v > 1 ? 1 : v;
+    return e == ENC_CLAMP ? v : floor((float)(255.01f * (float)v)) / 255;
+}
+
 static void
 print3(const char *name, const double v[3])
 {
@@ -105,10 +126,11 @@ main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"window", required_argument, NULL, 'w'},
                                              {"clamp", no_argument, NULL, 'c'},
+                                             {"quantize", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     long                       win[4] = {0, 0, -1, -1};
-    bool                       clamp = false;
+    encoding                   enc = ENC_FLOAT;
     int                        c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -126,7 +148,12 @@ main(int argc, char **argv)
             break;
         }
         case 'c':
-            clamp = true;
+        case 'q':
+            if (enc != ENC_FLOAT && enc != (c == 'c' ? ENC_CLAMP : ENC_EMBREE8)) {
+                fputs("imgstat: --clamp and --quantize exclude each other\n", stderr);
+                return 2;
+            }
+            enc = c == 'c' ? ENC_CLAMP : ENC_EMBREE8;
             break;
         case 'h':
             usage(stdout);
@@ -166,14 +193,12 @@ main(int argc, char **argv)
         for (long x = win[0]; x < x1; x++, n++) {
             size_t i = (size_t)y * img.width + (size_t)x;
             for (int k = 0; k < 3; k++) {
-                double v = channel(&img, i, k);
-                v = clamp ? (v < 0 ? 0 : v > 1 ? 1 : v) : v;
+                double v = encode(channel(&img, i, k), enc);
                 sum[k] += v, sq[k] += v * v;
                 lo[k] = v < lo[k] ? v : lo[k];
                 hi[k] = v > hi[k] ? v : hi[k];
                 if (have_ref) {
-                    double r = channel(&ref, i, k);
-                    r = clamp ? (r < 0 ? 0 : r > 1 ? 1 : r) : r;
+                    double r = encode(channel(&ref, i, k), enc);
                     double d = v - r;
                     err2[k] += d * d;
                 }
