@@ -290,14 +290,6 @@ lambert_eval(const rt_bsdf *b, v3 wi, float f[3], float *pdf)
     return *pdf > 0;
 }
 
-/* A cosine-weighted direction: a uniform point on the disk, lifted. */
-static v3
-cosine_sample(const float u[2])
-{
-    float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];
-    return (v3){r * cosf(phi), r * sinf(phi), sqrtf(z > 0 ? z : 0)};
-}
-
 bool
 rt_bsdf_eval(const rt_bsdf *b, v3 wo, v3 wi, float f[3], float *pdf)
 {
@@ -322,7 +314,7 @@ rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 *wi, 
     if (wo.z <= 0)
         return false;
     if (is_lambert(b)) {
-        *wi = cosine_sample(u);
+        *wi = rt_cosine_hemisphere(u);
         return wi->z > 0 && lambert_eval(b, *wi, f, pdf);
     }
     lobes l;
@@ -331,7 +323,7 @@ rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 *wi, 
         v3 h = ggx_sample_visible(l.alpha, wo, u);
         *wi = v3_sub(v3_mul(h, 2 * v3_dot(wo, h)), wo);
     } else {
-        *wi = cosine_sample(u);
+        *wi = rt_cosine_hemisphere(u);
     }
     return eval_with(b, &l, wo, *wi, f, pdf);
 }

@@ -381,10 +381,9 @@ rt_lights_sample_at(const rt_lights *l, v3 p, v3 n, float u_pick, const float u[
     o->dist = INFINITY;
     if (v3_dot(n, n) > 0 && (mix < 0.5f || l->env_uniform)) {
         /* The cosine half: a uniform point on the disk, lifted about n. */
-        v3    t, b;
-        float r = sqrtf(u[0]), phi = 2 * RT_PI_F * u[1], z = 1 - u[0];
+        v3 t, b;
         v3_frame(n, &t, &b);
-        o->wi = v3_from_local((v3){r * cosf(phi), r * sinf(phi), sqrtf(z > 0 ? z : 0)}, t, b, n);
+        o->wi = v3_from_local(rt_cosine_hemisphere(u), t, b, n);
     } else {
         /* The grid: a row, a cell in it, a point in the cell. */
         float    fr, fc;

@@ -218,9 +218,8 @@ shade(rt__worker *w, const rt__hit *h, v3 dir, uint64_t *rng, float rgb[3])
         v3  b = v3_cross(ng, t);
         int open = 0;
         for (int i = 0; i < AO_RAYS; i++) {
-            float       r1 = rnd(rng), r2 = rnd(rng), r = sqrtf(r1), phi = 2 * RT_PI_F * r2;
-            v3          d3 = v3_add(v3_add(v3_mul(t, r * cosf(phi)), v3_mul(b, r * sinf(phi))),
-                                    v3_mul(ng, sqrtf(1 - r1)));
+            float       u[2] = {rnd(rng), rnd(rng)};
+            v3          d3 = v3_from_local(rt_cosine_hemisphere(u), t, b, ng);
             rt__ray_ctx ctx;
             rt__ray_ctx_init(&ctx, w);
             struct RTCRay ray = {.org_x = h->p.x,

@@ -1092,6 +1092,27 @@ case_reference(const char *arg)
     }
 }
 
+/* rt_sincos_turn() against libm in double over a fine grid of [0, 1) and
+ * at the quarter turns, where its polynomials hand over; and the cosine
+ * hemisphere it builds stays on the unit sphere, above the horizon. */
+static void
+case_sincos(const char *arg)
+{
+    (void)arg;
+    double worst = 0, worst_len = 0;
+    for (int i = 0; i <= 1 << 20; i++) {
+        float u = i == 1 << 20 ? 0x1.fffffep-1f : (float)i / (1 << 20), s, c;
+        rt_sincos_turn(u, &s, &c);
+        worst = fmax(worst, fmax(fabs(s - sin(2 * PI_D * u)), fabs(c - cos(2 * PI_D * u))));
+        float u2[2] = {(float)(((uint64_t)i * 7919) % (1 << 20)) / (1 << 20), u};
+        v3    d = rt_cosine_hemisphere(u2);
+        worst_len = fmax(worst_len, fabs(v3_len(d) - 1));
+        CHECK(d.z >= 0);
+    }
+    CHECKF(worst < 3e-7, "sin/cos of 2 pi u off by %g", worst);
+    CHECKF(worst_len < 1e-6, "cosine hemisphere direction's length off by %g", worst_len);
+}
+
 static const rt_test_case cases[] = {
     {"determinism", case_determinism},
     {"range", case_range},
@@ -1108,6 +1129,7 @@ static const rt_test_case cases[] = {
     {"extremes", case_extremes},
     {"near_specular", case_near_specular},
     {"reference", case_reference},
+    {"sincos", case_sincos},
     {NULL, NULL},
 };
 
