@@ -72,6 +72,9 @@ rt_options_usage(FILE *f)
           "      --fov DEGREES       vertical field of view, 0 < fov < 180 (default: as\n"
           "                          above)\n"
           "      --exposure STOPS    exposure applied to PNG output (default 0)\n"
+          "      --exr-compression C zip, none, rle, zips or piz: how an EXR image is\n"
+          "                          compressed, all lossless (default zip; none writes\n"
+          "                          quickest, the largest file)\n"
           "      --stats             print the statistics report on stderr\n"
           "      --stats-json FILE   write the statistics as JSON to FILE (default none)\n"
           "      --quiet             no progress bar, no warnings (errors still print)\n"
@@ -144,6 +147,24 @@ const char *
 rt_open_mode_name(rt_open_mode m)
 {
     return m == RT_OPEN_LAZY ? "lazy" : "upfront";
+}
+
+const char *
+rt_exr_compression_name(rt_exr_compression c)
+{
+    switch (c) {
+    case RT_EXR_ZIP:
+        return "zip";
+    case RT_EXR_NONE:
+        return "none";
+    case RT_EXR_RLE:
+        return "rle";
+    case RT_EXR_ZIPS:
+        return "zips";
+    case RT_EXR_PIZ:
+        return "piz";
+    }
+    return "unknown";
 }
 
 /* ---- errors ---- */
@@ -241,6 +262,7 @@ enum {
     OPT_LOOK_AT,
     OPT_FOV,
     OPT_EXPOSURE,
+    OPT_EXR_COMPRESSION,
     OPT_MAX_DEPTH,
     OPT_ENVMAP,
     OPT_LIGHT_SAMPLING,
@@ -271,6 +293,7 @@ static const struct option longopts[] = {
     {"look-at", required_argument, NULL, OPT_LOOK_AT},
     {"fov", required_argument, NULL, OPT_FOV},
     {"exposure", required_argument, NULL, OPT_EXPOSURE},
+    {"exr-compression", required_argument, NULL, OPT_EXR_COMPRESSION},
     {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
     {"envmap", required_argument, NULL, OPT_ENVMAP},
     {"light-sampling", required_argument, NULL, OPT_LIGHT_SAMPLING},
@@ -506,6 +529,16 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             if (!parse_float(optarg, '\0', &o->exposure, NULL))
                 return usage_error("%s: '%s' is not a number of stops", name, optarg);
             break;
+        case OPT_EXR_COMPRESSION: {
+            bool found = false;
+            for (int k = RT_EXR_ZIP; k <= RT_EXR_PIZ && !found; k++)
+                if (strcmp(optarg, rt_exr_compression_name((rt_exr_compression)k)) == 0)
+                    o->exr_compression = (rt_exr_compression)k, found = true;
+            if (!found)
+                return usage_error("%s: '%s' is not a compression (zip, none, rle, zips or piz)",
+                                   name, optarg);
+            break;
+        }
         case OPT_STATS:
             o->stats = true;
             break;

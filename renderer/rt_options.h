@@ -52,6 +52,18 @@ typedef enum rt_light_sampling {
     RT_SAMPLING_BSDF,  /* the BSDF's directions only (point lights still by NEE) */
 } rt_light_sampling;
 
+/* How an EXR image is compressed (--exr-compression); PNG output ignores
+ * it. All are lossless: the samples written are the floats rendered. zip,
+ * the default, at zlib level 1; none is the quickest to write and the
+ * largest file (docs/render-performance.md, "Writing the image"). */
+typedef enum rt_exr_compression {
+    RT_EXR_ZIP = 0,
+    RT_EXR_NONE,
+    RT_EXR_RLE,
+    RT_EXR_ZIPS,
+    RT_EXR_PIZ,
+} rt_exr_compression;
+
 #define RT_MAX_SEARCH_PATHS 16 /* --search-path, at most */
 
 typedef struct rt_options {
@@ -77,11 +89,12 @@ typedef struct rt_options {
     bool              resume;         /* --resume: finish the partial EXR at the output path */
     bool              restrict_paths; /* --restrict-paths: textures only from the scene's folder
                                        * and the search paths */
-    const char *search_paths[RT_MAX_SEARCH_PATHS]; /* --search-path DIR, repeatable */
-    unsigned    nsearch_paths;
-    bool        stats; /* --stats: the report on stderr */
-    const char *stats_json;
-    bool        quiet; /* no progress bar, no warnings but errors */
+    const char        *search_paths[RT_MAX_SEARCH_PATHS]; /* --search-path DIR, repeatable */
+    unsigned           nsearch_paths;
+    bool               stats; /* --stats: the report on stderr */
+    const char        *stats_json;
+    bool               quiet;           /* no progress bar, no warnings but errors */
+    rt_exr_compression exr_compression; /* --exr-compression; default zip */
 } rt_options;
 
 /* Limits the command line enforces, with the reason in the error. */
@@ -107,9 +120,10 @@ uint32_t rt_options_tiles_x(const rt_options *o);
 uint32_t rt_options_tiles(const rt_options *o);
 
 const char *rt_integrator_name(rt_integrator i);
-const char *rt_texture_mode_name(rt_texture_mode m);     /* "full", "bypass", "early-out" */
-const char *rt_intern_mode_name(rt_intern_mode m);       /* "per-lookup", "once" */
-const char *rt_open_mode_name(rt_open_mode m);           /* "upfront", "lazy" */
-const char *rt_light_sampling_name(rt_light_sampling m); /* "mis", "light", "bsdf" */
+const char *rt_texture_mode_name(rt_texture_mode m);       /* "full", "bypass", "early-out" */
+const char *rt_intern_mode_name(rt_intern_mode m);         /* "per-lookup", "once" */
+const char *rt_open_mode_name(rt_open_mode m);             /* "upfront", "lazy" */
+const char *rt_light_sampling_name(rt_light_sampling m);   /* "mis", "light", "bsdf" */
+const char *rt_exr_compression_name(rt_exr_compression c); /* "zip", "none", "rle", "zips", "piz" */
 
 #endif

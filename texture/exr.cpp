@@ -34,6 +34,7 @@ extern "C" { /* C declarations: image.c, mip.c */
 #include <ImfPartType.h>
 #include <ImfRgbaFile.h>
 #include <ImfStringAttribute.h>
+#include <ImfThreading.h>
 #include <ImfTileDescription.h>
 #include <ImfTiledInputPart.h>
 #include <ImfTiledOutputFile.h>
@@ -45,8 +46,11 @@ extern "C" { /* C declarations: image.c, mip.c */
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fcntl.h>
@@ -838,15 +842,18 @@ check_image(const tex_image *img, const char *what, char err[TEX_ERR_LEN])
     return r == TEX_ERR_TOO_LARGE || r == TEX_OK ? r : TEX_ERR_INVALID;
 }
 
-/* The header of a file to write: size, ZIP, channels, extra attributes. */
+/* The header of a file to write: size, compression (zlib's level: 0 is
+ * OpenEXR's default), channels, extra attributes. */
 tex_result
-make_header(Imf::Header &h, const tex_image *img, const tex_exr_attr *attrs, size_t nattrs,
-            char err[TEX_ERR_LEN])
+make_header(Imf::Header &h, const tex_image *img, Imf::Compression comp, int zip_level,
+            const tex_exr_attr *attrs, size_t nattrs, char err[TEX_ERR_LEN])
 {
     static const char *const names[4][4] = {
         {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
     h = Imf::Header((int)img->width, (int)img->height);
-    h.compression() = Imf::ZIP_COMPRESSION;
+    h.compression() = comp;
+    if (zip_level > 0)
+        h.zipCompressionLevel() = zip_level;
     Imf::PixelType t = img->type == TEX_TYPE_HALF ? Imf::HALF : Imf::FLOAT;
     for (uint32_t c = 0; c < img->nchannels; c++)
         h.channels().insert(names[img->nchannels - 1][c], Imf::Channel(t));
@@ -905,6 +912,111 @@ image_frame_buffer(const tex_image *img)
         fb.insert(names[img->nchannels - 1][c],
                   Imf::Slice(t, (char *)img->pixels + c * ss, xs, xs * img->width));
     return fb;
+}
+
+/* OpenEXR's global thread pool, lent to scanline writes (tex_exr.h,
+ * "Threads"). OpenEXR 3.1 hands every chunk of every file to that one pool
+ * (ThreadPool::addGlobalTask; with no threads the caller runs it), so a
+ * pool left running would take the texture system's tile reads off their
+ * own threads, and its threads would be joined by a static destructor at
+ * exit. It has threads only while a lease is held. Changing its size is
+ * safe with chunks in flight only two ways, which are the only ones used:
+ * growing it, and emptying it (OpenEXR then swaps in a threadless pool and
+ * the old one runs what is queued before its threads end). Shrinking it to
+ * fewer threads would drop queued chunks (3.1's finish() clears the queue)
+ * and hang their files. */
+std::mutex pool_lock;    /* guards pool_leases, pool_threads; held while OpenEXR resizes its pool */
+unsigned   pool_leases;  /* writes holding a PoolLease */
+int        pool_threads; /* the pool's size as set here; 0 when no lease is held */
+
+class PoolLease
+{
+  public:
+    /* Threads for a write that wants `want`; threads() says how many it
+     * got (0: it runs on the calling thread). */
+    explicit PoolLease(unsigned want)
+    {
+        if (want < 2)
+            return;
+        std::lock_guard<std::mutex> g(pool_lock);
+        if ((int)want > pool_threads) {
+            try {
+                Imf::setGlobalThreadCount((int)want);
+            } catch (...) { /* no thread to start: use those there are */
+            }
+            pool_threads = Imf::globalThreadCount();
+        }
+        pool_leases++;
+        held_ = true;
+        threads_ = std::min((int)want, pool_threads);
+    }
+
+    ~PoolLease()
+    {
+        if (!held_)
+            return;
+        std::lock_guard<std::mutex> g(pool_lock);
+        if (--pool_leases > 0 || pool_threads == 0)
+            return;
+        try {
+            Imf::setGlobalThreadCount(0); /* runs what is queued, joins the threads */
+            pool_threads = 0;
+        } catch (...) { /* out of memory for the threadless pool: the next lease tries */
+        }
+    }
+
+    PoolLease(const PoolLease &) = delete;
+    PoolLease &operator=(const PoolLease &) = delete;
+
+    int threads() const
+    {
+        return threads_;
+    }
+
+  private:
+    bool held_ = false;
+    int  threads_ = 0;
+};
+
+/* The OpenEXR compression of *c; false for a value outside the enum. A C
+ * caller may store any int there, which C++ must not load as the enum
+ * (UBSan: "not a valid value"), so it is read as its underlying type. */
+bool
+compression_of(const tex_exr_compression *c, Imf::Compression *out)
+{
+    std::underlying_type<tex_exr_compression>::type v;
+    memcpy(&v, c, sizeof v);
+    switch (v) {
+    case TEX_EXR_ZIP:
+        *out = Imf::ZIP_COMPRESSION;
+        return true;
+    case TEX_EXR_NONE:
+        *out = Imf::NO_COMPRESSION;
+        return true;
+    case TEX_EXR_RLE:
+        *out = Imf::RLE_COMPRESSION;
+        return true;
+    case TEX_EXR_ZIPS:
+        *out = Imf::ZIPS_COMPRESSION;
+        return true;
+    case TEX_EXR_PIZ:
+        *out = Imf::PIZ_COMPRESSION;
+        return true;
+    }
+    return false;
+}
+
+/* Threads worth asking the pool for: more than the CPUs only take turns,
+ * and more than the blocks of lines have nothing to do (each costs OpenEXR
+ * two line buffers). */
+unsigned
+write_threads(unsigned want, uint32_t height, Imf::Compression c)
+{
+    unsigned cpus = std::thread::hardware_concurrency(); /* 0: unknown */
+    uint64_t blocks = ((uint64_t)height + lines_per_chunk(c) - 1) / lines_per_chunk(c);
+    if (cpus > 0 && want > cpus)
+        want = cpus;
+    return blocks < want ? (unsigned)blocks : want;
 }
 
 } // namespace
@@ -1113,22 +1225,34 @@ tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
 }
 
 extern "C" tex_result
-tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
-                       size_t nattrs, char err[TEX_ERR_LEN])
+tex_exr_write_scanline_opts(const char *path, const tex_image *img, const tex_exr_attr *attrs,
+                            size_t nattrs, const tex_exr_write_opts *opts, char err[TEX_ERR_LEN])
 {
     if (!path) {
         say(err, "no file name");
+        return TEX_ERR_INVALID;
+    }
+    const tex_exr_write_opts  defaults = {};
+    const tex_exr_write_opts *o = opts ? opts : &defaults;
+    Imf::Compression          c;
+    if (!compression_of(&o->compression, &c)) {
+        say(err, "compression is not one of tex_exr_compression");
+        return TEX_ERR_INVALID;
+    }
+    if (o->zip_level < 0 || o->zip_level > 9) {
+        say(err, "zip level %d is outside 0-9", o->zip_level);
         return TEX_ERR_INVALID;
     }
     try {
         tex_result  r = check_image(img, "image", err);
         Imf::Header h;
         if (r == TEX_OK)
-            r = make_header(h, img, attrs, nattrs, err);
+            r = make_header(h, img, c, o->zip_level, attrs, nattrs, err);
         if (r != TEX_OK)
             return r;
+        PoolLease pool(write_threads(o->threads, img->height, c));
         return write_atomically(path, err, [&](FdOut &os) {
-            Imf::OutputFile file(os, h, 0);
+            Imf::OutputFile file(os, h, pool.threads());
             file.setFrameBuffer(image_frame_buffer(img));
             file.writePixels((int)img->height);
         });
@@ -1142,6 +1266,13 @@ tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_att
         say(err, "cannot write: unknown error");
         return TEX_ERR_WRITE;
     }
+}
+
+extern "C" tex_result
+tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
+                       size_t nattrs, char err[TEX_ERR_LEN])
+{
+    return tex_exr_write_scanline_opts(path, img, attrs, nattrs, nullptr, err);
 }
 
 extern "C" tex_result
@@ -1183,7 +1314,7 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
             }
         }
         Imf::Header hd;
-        r = make_header(hd, &levels[0], attrs, nattrs, err);
+        r = make_header(hd, &levels[0], Imf::ZIP_COMPRESSION, 0, attrs, nattrs, err);
         if (r != TEX_OK)
             return r;
         hd.setTileDescription(Imf::TileDescription(

@@ -394,6 +394,10 @@ png_encode(png_job *job, const tex_image *img)
     png_set_IHDR(png, job->info, img->width, img->height, depth, color[img->nchannels - 1],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_sRGB(png, job->info, PNG_sRGB_INTENT_PERCEPTUAL);
+    /* zlib level 1: a quarter of the default's (6) time on a noisy
+     * 1024x1024 render, for a file about 10% larger; what a renderer's
+     * output, written once and read by image viewers, wants. */
+    png_set_compression_level(png, 1);
     png_write_info(png, job->info);
     if (depth == 16 && host_little_endian())
         png_set_swap(png); /* libpng copies each row before swapping: img stays as it is */

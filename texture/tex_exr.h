@@ -61,7 +61,14 @@
  * Threads: a tex_exr is used by one thread at a time; different tex_exr
  * handles (of the same file or not) may be used at once on different
  * threads. Every call decodes on the calling thread; OpenEXR's thread pool
- * is not used. Writing touches only its own temporary file. */
+ * is not used, except by a scanline write given threads (see
+ * tex_exr_write_opts). That pool is process-wide and OpenEXR hands it the
+ * chunks of every file it reads or writes, so it has threads only while
+ * such a write runs: the first write grows it, the last one to end empties
+ * it (joining its threads), and no pool thread outlives the writes (none
+ * is left at exit). A read on another thread during such a write decodes
+ * on the pool instead of its own thread: correct, only slower. Writing
+ * touches only its own temporary file. */
 #ifndef TEX_EXR_H
 #define TEX_EXR_H
 
@@ -144,17 +151,54 @@ typedef struct tex_exr_attr {
     float       f; /* otherwise */
 } tex_exr_attr;
 
+/* How a scanline file is compressed. All of these are lossless: every bit
+ * of every half and float sample comes back. (OpenEXR's lossy ones, PXR24,
+ * B44 and DWA, are not offered.) docs/render-performance.md measures them
+ * on renders. */
+typedef enum tex_exr_compression {
+    TEX_EXR_ZIP = 0, /* zlib over blocks of 16 lines (the default) */
+    TEX_EXR_NONE,
+    TEX_EXR_RLE,  /* run lengths, line by line */
+    TEX_EXR_ZIPS, /* zlib, line by line */
+    TEX_EXR_PIZ,  /* wavelet and Huffman over blocks of 32 lines */
+} tex_exr_compression;
+
+/* Options of a scanline write; zero-initialised means defaults.
+ * zip_level: zlib's level for ZIP and ZIPS, 1-9; 0: OpenEXR's default, 4.
+ *   Readers do not care; on renders 1 takes 15-40% less time than 4 for
+ *   files 0.2-7% larger (docs/render-performance.md).
+ * threads: the blocks of lines are compressed on up to this many threads
+ *   of OpenEXR's pool (never more than the machine has CPUs, nor than the
+ *   file has blocks) while the calling thread writes them out in order;
+ *   0 or 1: everything on the calling thread. The file is the same either
+ *   way. */
+typedef struct tex_exr_write_opts {
+    tex_exr_compression compression; /* default TEX_EXR_ZIP */
+    int                 zip_level;   /* 0: OpenEXR's default */
+    unsigned            threads;     /* 0: none but the caller */
+} tex_exr_write_opts;
+
 /* Writes `img` (TEX_TYPE_HALF or TEX_TYPE_FLOAT, 1-4 channels as Y, YA,
- * RGB, RGBA; img->srgb is ignored: EXR is linear) as a ZIP-compressed
- * scanline file whose data and display windows are (0, 0) to (w-1, h-1),
- * with the extra attributes attrs[0..nattrs-1]. The file is written under
- * a temporary name in the same folder and renamed over `path`, so a
+ * RGB, RGBA; img->srgb is ignored: EXR is linear) as a scanline file,
+ * compressed as *opts says (NULL: the defaults), whose data and display
+ * windows are (0, 0) to (w-1, h-1), with the extra attributes
+ * attrs[0..nattrs-1]. The file is written under a temporary name in the
+ * same folder, flushed to disk (fsync) and renamed over `path`, so a
  * failure leaves `path` as it was and no temporary file behind.
- * TEX_ERR_INVALID for a bad image or attribute, TEX_ERR_TOO_LARGE over
+ * TEX_ERR_INVALID for a bad image, attribute or option (a compression not
+ * in the enum, a zip_level outside 0-9), TEX_ERR_TOO_LARGE over
  * TEX_MAX_DIM or TEX_MAX_PIXELS, TEX_ERR_WRITE with errno's reason
  * ("cannot write: No space left on device"), TEX_ERR_NOMEM. Writes may run
  * concurrently, even to one path: each has its own temporary file, and the
- * last rename wins. */
+ * last rename wins; they share OpenEXR's pool (see "Threads" above). If
+ * the pool cannot start its threads, the write uses those it has, or none.
+ */
+tex_result tex_exr_write_scanline_opts(const char *path, const tex_image *img,
+                                       const tex_exr_attr *attrs, size_t nattrs,
+                                       const tex_exr_write_opts *opts, char err[TEX_ERR_LEN]);
+
+/* tex_exr_write_scanline_opts() with the defaults: ZIP at OpenEXR's level,
+ * on the calling thread. */
 tex_result tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_attr *attrs,
                                   size_t nattrs, char err[TEX_ERR_LEN]);
 

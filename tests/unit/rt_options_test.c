@@ -131,6 +131,7 @@ case_defaults(const char *arg)
     CHECK_EQ_U64(o.max_memory_mb, 0);
     CHECK(!o.has_camera_pos && !o.has_look_at && !o.has_fov);
     CHECK(o.exposure == 0.0f);
+    CHECK_EQ_INT(o.exr_compression, RT_EXR_ZIP);
     CHECK(!o.stats && !o.quiet);
     CHECK_EQ_PTR(o.stats_json, NULL);
     args_free(&a);
@@ -161,6 +162,7 @@ check_all(const rt_options *o)
     CHECK(o->look_at[0] == 0.0f && o->look_at[1] == 0.5f && o->look_at[2] == -1.0f);
     CHECK(o->fov_degrees == 45.5f);
     CHECK(o->exposure == -1.5f);
+    CHECK_EQ_INT(o->exr_compression, RT_EXR_PIZ);
     CHECK(o->stats && o->quiet);
     CHECK_EQ_STR(o->stats_json, "stats.json");
 }
@@ -176,7 +178,8 @@ case_equals_form(const char *arg)
                    "--open-textures=lazy", "--ustring-lock=sharded", "--integrator=ao",
                    "--max-depth=3", "--envmap=sky.exr", "--max-memory-mb=256",
                    "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1", "--fov=45.5", "--exposure=-1.5",
-                   "--stats", "--stats-json=stats.json", "--quiet", "s.obj"),
+                   "--exr-compression=piz", "--stats", "--stats-json=stats.json", "--quiet",
+                   "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -193,8 +196,8 @@ case_space_form(const char *arg)
                    "--intern", "once", "--open-textures", "lazy", "--ustring-lock", "sharded",
                    "--integrator", "ao", "--max-depth", "3", "--envmap", "sky.exr",
                    "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2", "--look-at", "0,0.5,-1",
-                   "--fov", "45.5", "--exposure", "-1.5", "--stats", "--stats-json", "stats.json",
-                   "--quiet", "s.obj"),
+                   "--fov", "45.5", "--exposure", "-1.5", "--exr-compression", "piz", "--stats",
+                   "--stats-json", "stats.json", "--quiet", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -223,6 +226,19 @@ case_space_form(const char *arg)
     for (size_t i = 0; i < sizeof locks / sizeof *locks; i++) {
         parse_ok(WORDS("--ustring-lock", locks[i].value, "s"), &o, &a);
         CHECK_EQ_INT(o.lock, locks[i].lock);
+        args_free(&a);
+    }
+    static const struct {
+        const char        *value;
+        rt_exr_compression compression;
+    } compressions[] = {{"zip", RT_EXR_ZIP},
+                        {"none", RT_EXR_NONE},
+                        {"rle", RT_EXR_RLE},
+                        {"zips", RT_EXR_ZIPS},
+                        {"piz", RT_EXR_PIZ}};
+    for (size_t i = 0; i < sizeof compressions / sizeof *compressions; i++) {
+        parse_ok(WORDS("--exr-compression", compressions[i].value, "s"), &o, &a);
+        CHECK_EQ_INT(o.exr_compression, compressions[i].compression);
         args_free(&a);
     }
     parse_ok(WORDS("--restrict-paths", "--search-path", "a", "--search-path=b/c", "s"), &o, &a);
@@ -371,6 +387,7 @@ case_help(const char *arg)
                                             "--look-at",
                                             "--fov",
                                             "--exposure",
+                                            "--exr-compression",
                                             "--stats ",
                                             "--stats-json",
                                             "--quiet",
@@ -412,6 +429,11 @@ case_names(const char *arg)
     CHECK_EQ_STR(rt_texture_mode_name(RT_TEXTURE_FULL), "full");
     CHECK_EQ_STR(rt_texture_mode_name(RT_TEXTURE_BYPASS), "bypass");
     CHECK_EQ_STR(rt_texture_mode_name(RT_TEXTURE_EARLY_OUT), "early-out");
+    CHECK_EQ_STR(rt_exr_compression_name(RT_EXR_ZIP), "zip");
+    CHECK_EQ_STR(rt_exr_compression_name(RT_EXR_NONE), "none");
+    CHECK_EQ_STR(rt_exr_compression_name(RT_EXR_RLE), "rle");
+    CHECK_EQ_STR(rt_exr_compression_name(RT_EXR_ZIPS), "zips");
+    CHECK_EQ_STR(rt_exr_compression_name(RT_EXR_PIZ), "piz");
 }
 
 /* ---- bad input: one line naming the option and the value, the hint, 2 ---- */
@@ -454,6 +476,9 @@ static const bad_input bad_inputs[] = {
     {"camera_pos_four", WORDS("--camera-pos=1,2,3,4", "s"), {"--camera-pos", "'1,2,3,4'"}},
     {"look_at_word", WORDS("--look-at", "1,a,3", "s"), {"--look-at", "'1,a,3'"}},
     {"exposure_inf", WORDS("--exposure", "inf", "s"), {"--exposure", "'inf'"}},
+    {"exr_compression_bad",
+     WORDS("--exr-compression=dwaa", "s"),
+     {"--exr-compression", "'dwaa'", "zip, none, rle, zips or piz"}},
     {"output_jpg", WORDS("-o", "out.jpg", "s"), {"-o", "'out.jpg'", "'.jpg'"}},
     {"output_none", WORDS("--output", "dir.d/out", "s"), {"--output", "'dir.d/out'"}},
     {"intern_bad", WORDS("--intern", "twice", "s"), {"--intern", "'twice'"}},

@@ -614,6 +614,207 @@ case_threads(const char *arg)
         tex_image_free(&lv[l]);
 }
 
+/* ---- compressions and threads (tex_exr_write_scanline_opts) ---- */
+
+/* Whether the file at path reads back as exactly `want`. */
+static bool
+reads_back(const char *path, const tex_image *want)
+{
+    char         err[TEX_ERR_LEN];
+    tex_exr     *f;
+    tex_exr_info info;
+    if (tex_exr_open(path, &f, &info, err) != TEX_OK) {
+        fprintf(stderr, "%s: %s\n", path, err);
+        return false;
+    }
+    tex_image got;
+    bool      same =
+        tex_exr_read_image(f, 0, &got, err) == TEX_OK && got.width == want->width &&
+        got.height == want->height && got.nchannels == want->nchannels && got.type == want->type &&
+        memcmp(got.pixels, want->pixels,
+               (size_t)want->width * want->height * want->nchannels * tex_type_size(want->type)) ==
+            0;
+    tex_image_free(&got);
+    tex_exr_close(f);
+    return same;
+}
+
+/* Every compression, zlib level and thread count gives back every bit,
+ * and the file's bytes do not depend on the thread count. */
+static void
+case_compressions(const char *arg)
+{
+    (void)arg;
+    char                             err[TEX_ERR_LEN];
+    static const tex_exr_compression comps[] = {TEX_EXR_ZIP, TEX_EXR_NONE, TEX_EXR_RLE,
+                                                TEX_EXR_ZIPS, TEX_EXR_PIZ};
+    static const unsigned            threads[] = {0, 1, 2, 4, 64};
+    /* 67 x 101: 7 blocks of ZIP's 16 lines and 4 of PIZ's 32, the last
+     * ones short. */
+    tex_image   imgs[] = {image_random(67, 101, 4, TEX_TYPE_FLOAT, 11),
+                          image_random(67, 101, 3, TEX_TYPE_HALF, 12),
+                          image_random(5, 1, 1, TEX_TYPE_FLOAT, 13)};
+    const char *path = tex_test_path("comp.exr");
+    for (size_t i = 0; i < sizeof imgs / sizeof *imgs; i++) {
+        for (size_t c = 0; c < sizeof comps / sizeof *comps; c++) {
+            bool zip = comps[c] == TEX_EXR_ZIP || comps[c] == TEX_EXR_ZIPS;
+            for (int level = 0; level <= (zip ? 9 : 0); level += level == 0 ? 1 : 8) {
+                unsigned char *first = NULL;
+                size_t         nfirst = 0;
+                for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+                    tex_exr_write_opts o = {
+                        .compression = comps[c], .zip_level = level, .threads = threads[t]};
+                    tex_result r = tex_exr_write_scanline_opts(path, &imgs[i], NULL, 0, &o, err);
+                    CHECK_EQ_INT(r, TEX_OK);
+                    if (r != TEX_OK) {
+                        fprintf(stderr, "%s\n", err);
+                        continue;
+                    }
+                    if (!reads_back(path, &imgs[i]))
+                        RT_CHECK_FAIL_("image %zu, compression %d, level %d, %u threads: "
+                                       "pixels differ",
+                                       i, (int)comps[c], level, threads[t]);
+                    size_t         n;
+                    unsigned char *bytes = tex_test_file_read(path, &n);
+                    if (!first) {
+                        first = bytes, nfirst = n;
+                        continue;
+                    }
+                    if (n != nfirst || memcmp(bytes, first, n) != 0)
+                        RT_CHECK_FAIL_("image %zu, compression %d, level %d: the file with %u "
+                                       "threads differs from the one with 0",
+                                       i, (int)comps[c], level, threads[t]);
+                    free(bytes);
+                }
+                free(first);
+            }
+        }
+    }
+    /* NULL options are the defaults, and the compression is applied: a
+     * flat image shrinks under ZIP, not under NONE. */
+    tex_image flat;
+    REQUIRE(tex_image_alloc(&flat, 64, 64, 4, TEX_TYPE_FLOAT, err) == TEX_OK);
+    for (size_t k = 0; k < (size_t)64 * 64 * 4; k++)
+        ((float *)flat.pixels)[k] = 0.5f;
+    size_t             n_none, n_zip, n_null;
+    tex_exr_write_opts none = {.compression = TEX_EXR_NONE};
+    REQUIRE(tex_exr_write_scanline_opts(path, &flat, NULL, 0, &none, err) == TEX_OK);
+    free(tex_test_file_read(path, &n_none));
+    REQUIRE(tex_exr_write_scanline_opts(path, &flat, NULL, 0, NULL, err) == TEX_OK);
+    free(tex_test_file_read(path, &n_null));
+    REQUIRE(tex_exr_write_scanline(path, &flat, NULL, 0, err) == TEX_OK);
+    free(tex_test_file_read(path, &n_zip));
+    CHECK(n_none > (size_t)64 * 64 * 16);
+    CHECK(n_zip < n_none / 10);
+    CHECK_EQ_U64(n_null, n_zip);
+    tex_image_free(&flat);
+
+    /* Options outside the enum or zlib's levels: nothing is written. */
+    const char              *bad_path = tex_test_path("bad_opts.exr");
+    const tex_exr_write_opts bad[] = {{.compression = (tex_exr_compression)99},
+                                      {.compression = (tex_exr_compression)-1},
+                                      {.zip_level = 10},
+                                      {.zip_level = -1}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        err[0] = '\0';
+        CHECK_EQ_INT(tex_exr_write_scanline_opts(bad_path, &imgs[0], NULL, 0, &bad[k], err),
+                     TEX_ERR_INVALID);
+        CHECK_ONE_LINE(err);
+        struct stat st;
+        CHECK(stat(bad_path, &st) != 0);
+    }
+    for (size_t i = 0; i < sizeof imgs / sizeof *imgs; i++)
+        tex_image_free(&imgs[i]);
+}
+
+/* Threads of this process, from /proc/self/task. */
+static int
+task_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    REQUIRE(d);
+    int            n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+typedef struct write_job {
+    const char      *path;
+    const tex_image *img;
+    unsigned         threads;
+    int              failures;
+} write_job;
+
+static void *
+write_main(void *arg)
+{
+    write_job         *j = arg;
+    char               err[TEX_ERR_LEN];
+    tex_exr_write_opts o = {.threads = j->threads, .zip_level = 1};
+    for (int round = 0; round < 6; round++) {
+        if (tex_exr_write_scanline_opts(j->path, j->img, NULL, 0, &o, err) != TEX_OK) {
+            fprintf(stderr, "%s: %s\n", j->path, err);
+            j->failures++;
+        } else if (!reads_back(j->path, j->img)) {
+            j->failures++;
+        }
+    }
+    return NULL;
+}
+
+/* Writes with threads share OpenEXR's one pool, with each other and with
+ * reads on other threads (whose chunks it runs while it has threads); the
+ * pool is emptied when the last write ends: no thread outlives them. */
+static void
+case_write_threads(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image lv[TEX_EXR_MAX_LEVELS];
+    uint32_t  n = tex_mip_levels(200, 120);
+    levels_random(lv, n, 200, 120, 4, TEX_TYPE_HALF);
+    const char *tiled = tex_test_path("read_while_writing.exr");
+    REQUIRE(tex_exr_write_tiled(tiled, lv, n, 32, NULL, 0, err) == TEX_OK);
+    enum { NWRITERS = 4, NREADERS = 2 };
+    static const unsigned threads[NWRITERS] = {4, 2, 0, 3};
+    tex_image             imgs[NWRITERS];
+    write_job             writers[NWRITERS];
+    thread_job            readers[NREADERS];
+    pthread_t             th[NWRITERS + NREADERS];
+    int                   before = task_count();
+    for (int i = 0; i < NWRITERS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "writer%d.exr", i);
+        imgs[i] = image_random(90, 130, 4, TEX_TYPE_FLOAT, 40 + (uint64_t)i);
+        writers[i] =
+            (write_job){.path = tex_test_path(name), .img = &imgs[i], .threads = threads[i]};
+    }
+    for (int i = 0; i < NREADERS; i++) {
+        readers[i] = (thread_job){.path = tiled, .levels = lv, .nlevels = n};
+        REQUIRE(pthread_create(&th[NWRITERS + i], NULL, thread_main, &readers[i]) == 0);
+    }
+    for (int i = 0; i < NWRITERS; i++)
+        REQUIRE(pthread_create(&th[i], NULL, write_main, &writers[i]) == 0);
+    for (int i = 0; i < NWRITERS + NREADERS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < NWRITERS; i++) {
+        CHECK_EQ_INT(writers[i].failures, 0);
+        tex_image_free(&imgs[i]);
+    }
+    for (int i = 0; i < NREADERS; i++)
+        CHECK_EQ_INT(readers[i].failures, 0);
+    CHECK_EQ_INT(task_count(), before);
+    /* One write alone, too. */
+    tex_exr_write_opts o = {.threads = 8};
+    CHECK_EQ_INT(tex_exr_write_scanline_opts(tiled, &lv[0], NULL, 0, &o, err), TEX_OK);
+    CHECK_EQ_INT(task_count(), before);
+    for (uint32_t l = 0; l < n; l++)
+        tex_image_free(&lv[l]);
+}
+
 /* ---- files written by others: ${RT_TESTDATA}/exr-layouts ---- */
 
 enum {
@@ -1056,6 +1257,8 @@ static const rt_test_case cases[] = {
     {"write_fail", case_write_fail},
     {"read_args", case_read_args},
     {"threads", case_threads},
+    {"compressions", case_compressions},
+    {"write_threads", case_write_threads},
     {"layouts", case_layouts},
     {"same_pixels", case_same_pixels},
     {NULL, NULL},
