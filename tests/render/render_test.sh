@@ -46,12 +46,20 @@ json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
 
 case $case_ in
 determinism)
-    "$render" --quiet -t 1 -r 96 64 --spp 2 -o "$tmp/t1.exr" "$scene" 2>/dev/null || fail "-t 1"
-    for args in "-t 2" "-t 7" "-t 2 --tile 16" "-t 3 --tile 5" "-t 2 --ustring-lock mutex" \
-        "-t 2 --open-textures lazy"; do
+    # Camera rays go to Embree in 4x2 packets aligned to the image; tiles of
+    # 5 and 7 pixels cut those blocks, and every integrator must not care.
+    for integrator in path eyelight ao; do
+        in="--integrator $integrator"
         # shellcheck disable=SC2086
-        "$render" --quiet $args -r 96 64 --spp 2 -o "$tmp/t.exr" "$scene" 2>/dev/null || fail "$args"
-        "$imgdiff" "$tmp/t1.exr" "$tmp/t.exr" >/dev/null || fail "'$args' differs from -t 1"
+        "$render" --quiet $in -t 1 -r 96 64 --spp 2 -o "$tmp/t1.exr" "$scene" 2>/dev/null ||
+            fail "$in -t 1"
+        for args in "-t 2" "-t 7" "-t 2 --tile 16" "-t 3 --tile 5" "-t 2 --tile 7" \
+            "-t 2 --ustring-lock mutex" "-t 2 --open-textures lazy"; do
+            # shellcheck disable=SC2086
+            "$render" --quiet $in $args -r 96 64 --spp 2 -o "$tmp/t.exr" "$scene" 2>/dev/null ||
+                fail "$in $args"
+            "$imgdiff" "$tmp/t1.exr" "$tmp/t.exr" >/dev/null || fail "'$in $args' differs from -t 1"
+        done
     done
     ;;
 modes)
