@@ -187,20 +187,20 @@ class FdOut final : public Imf::OStream
     {
     }
 
+    /* OpenEXR writes a file in many small pieces (hundreds for a small
+     * image, each its own system call before): they gather in a buffer,
+     * written out when it fills, before a seek, and by flush(). */
     void write(const char c[], int n) override
     {
-        uint64_t want = n < 0 ? 0 : (uint64_t)n;
-        for (uint64_t done = 0; done < want;) {
-            ssize_t put = pwrite(fd_, c + done, want - done, (off_t)(pos_ + done));
-            if (put < 0 && errno == EINTR)
-                continue;
-            if (put <= 0) {
-                int e = put < 0 ? errno : EIO;
-                if (!error_)
-                    error_ = e;
-                throw Iex::IoExc(strerror(e));
-            }
-            done += (uint64_t)put;
+        size_t want = n < 0 ? 0 : (size_t)n;
+        if (buf_.size() + want > BUF_BYTES)
+            flush();
+        if (want >= BUF_BYTES) {
+            put(c, want, pos_);
+        } else {
+            if (buf_.empty())
+                buf_pos_ = pos_;
+            buf_.insert(buf_.end(), c, c + want);
         }
         pos_ += want;
     }
@@ -212,7 +212,17 @@ class FdOut final : public Imf::OStream
 
     void seekp(uint64_t pos) override
     {
+        flush();
         pos_ = pos;
+    }
+
+    /* Writes out what is buffered; throws as write() does. */
+    void flush()
+    {
+        if (!buf_.empty()) {
+            put(buf_.data(), buf_.size(), buf_pos_);
+            buf_.clear();
+        }
     }
 
     int error() const
@@ -221,9 +231,28 @@ class FdOut final : public Imf::OStream
     }
 
   private:
-    int      fd_;
-    uint64_t pos_ = 0;
-    int      error_ = 0;
+    static constexpr size_t BUF_BYTES = 1 << 18;
+
+    void put(const char *c, size_t want, uint64_t at)
+    {
+        for (size_t done = 0; done < want;) {
+            ssize_t put = pwrite(fd_, c + done, want - done, (off_t)(at + done));
+            if (put < 0 && errno == EINTR)
+                continue;
+            if (put <= 0) {
+                int e = put < 0 ? errno : EIO;
+                if (!error_)
+                    error_ = e;
+                throw Iex::IoExc(strerror(e));
+            }
+            done += (size_t)put;
+        }
+    }
+
+    int               fd_;
+    uint64_t          pos_ = 0, buf_pos_ = 0;
+    int               error_ = 0;
+    std::vector<char> buf_;
 };
 
 struct Fd {
@@ -792,6 +821,7 @@ write_atomically(const char *path, char err[TEX_ERR_LEN], Body &&body)
     FdOut      out(fd.fd);
     try {
         body(out);
+        out.flush(); /* what the file's destructor wrote last */
     } catch (const std::bad_alloc &) {
         say(err, "out of memory");
         r = TEX_ERR_NOMEM;
