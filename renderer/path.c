@@ -222,8 +222,9 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
         v3 wi_w = v3_from_local(wi, t, bt, n);
         if (v3_dot(wi_w, ng) <= 0)
             break; /* below the true surface: would leak light */
+        float cos_over_pdf = wi.z / pdf;
         for (int c = 0; c < 3; c++)
-            p.beta[c] *= f[c] * wi.z / pdf;
+            p.beta[c] *= f[c] * cos_over_pdf;
         p.bsdf_pdf = pdf;
         p.from = h.p;
         p.normal = n;
@@ -236,8 +237,9 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
             q = q < 0.95f ? q : 0.95f;
             if (rt_sampler_1d(smp) >= q)
                 break;
+            float survive = 1 / q;
             for (int c = 0; c < 3; c++)
-                p.beta[c] /= q;
+                p.beta[c] *= survive;
         }
         org = h.p;
         dir = wi_w;
