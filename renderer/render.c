@@ -254,10 +254,39 @@ typedef struct rect {
     uint32_t x0, y0, x1, y1; /* [x0, x1) x [y0, y1) */
 } rect;
 
-static bool
-rect_has(const rect *r, uint32_t x, uint32_t y)
+/* One block's lanes: lane l is pixel (x[l], y[l]); it is traced when the
+ * pixel is in the image, and shaded and written when it is in the tile
+ * too. sum[l] gathers its samples. */
+typedef struct block {
+    uint32_t x[RT__PACKET], y[RT__PACKET];
+    bool     traced[RT__PACKET], shaded[RT__PACKET];
+    float    sum[RT__PACKET][4];
+} block;
+
+static void
+block_init(block *b, const rt_options *o, const rect *tile, uint32_t bx, uint32_t by)
 {
-    return x >= r->x0 && x < r->x1 && y >= r->y0 && y < r->y1;
+    for (int l = 0; l < RT__PACKET; l++) {
+        uint32_t x = bx + l % RT__BLOCK_W, y = by + l / RT__BLOCK_W;
+        b->x[l] = x, b->y[l] = y;
+        b->traced[l] = x < o->width && y < o->height;
+        b->shaded[l] = x >= tile->x0 && x < tile->x1 && y >= tile->y0 && y < tile->y1;
+        b->sum[l][0] = b->sum[l][1] = b->sum[l][2] = b->sum[l][3] = 0;
+    }
+}
+
+/* The shaded lanes' pixels: the mean of their samples. */
+static void
+block_write(const block *b, rt__worker *w)
+{
+    const rt_options *o = w->o;
+    for (int l = 0; l < RT__PACKET; l++) {
+        if (!b->shaded[l])
+            continue;
+        float *out = &w->img->rgba[((size_t)b->y[l] * o->width + b->x[l]) * 4];
+        for (int c = 0; c < 4; c++)
+            out[c] = b->sum[l][c] / (float)o->spp;
+    }
 }
 
 /* A block's pixels, one sample of each, by the simple integrators. Each
@@ -269,31 +298,28 @@ render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
 {
     const rt_options *o = w->o;
     bool              random = o->spp > 1 || o->integrator == RT_INTEGRATOR_AO;
-    float             sum[RT__PACKET][4] = {{0}};
-    uint64_t          key[RT__PACKET] = {0}, rng[RT__PACKET];
+    block             b;
+    uint64_t          key[RT__PACKET], rng[RT__PACKET];
     /* Sample s's stream starts where sample s - 1's would end if it drew
      * all it can: two for the pixel, two per AO ray. */
     uint64_t draws = 2 + (o->integrator == RT_INTEGRATOR_AO ? 2 * AO_RAYS : 0);
-    for (int l = 0; l < RT__PACKET; l++) {
-        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
-        if (random)
-            key[l] = mix64(o->seed ^ mix64(((uint64_t)py << 32) | px));
-    }
+    block_init(&b, o, tile, bx, by);
+    for (int l = 0; l < RT__PACKET; l++)
+        key[l] = random ? mix64(o->seed ^ mix64(((uint64_t)b.y[l] << 32) | b.x[l])) : 0;
     for (unsigned s = 0; s < o->spp; s++) {
         rt__packet pk;
         rt__packet_clear(&pk);
         for (int l = 0; l < RT__PACKET; l++) {
-            uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
-            if (px >= o->width || py >= o->height)
+            if (!b.traced[l])
                 continue;
             rng[l] = key[l] + (uint64_t)s * draws * 0x9E3779B97F4A7C15ULL;
             float sx = o->spp > 1 ? rnd(&rng[l]) : 0.5f, sy = o->spp > 1 ? rnd(&rng[l]) : 0.5f;
-            rt__packet_set(&pk, l, w->v, (float)px + sx, (float)py + sy);
+            rt__packet_set(&pk, l, w->v, (float)b.x[l] + sx, (float)b.y[l] + sy);
         }
         rt__packet_trace(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {
             struct RTCRayHit rh;
-            if (!rect_has(tile, bx + l % RT__BLOCK_W, by + l / RT__BLOCK_W))
+            if (!b.shaded[l])
                 continue;
             w->st->rays++;
             if (!rt__packet_hit(&pk, l, &rh))
@@ -308,18 +334,11 @@ render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             float rgb[3];
             shade(w, &h, dir, &rng[l], rgb);
             for (int c = 0; c < 3; c++)
-                sum[l][c] += rgb[c];
-            sum[l][3] += 1;
+                b.sum[l][c] += rgb[c];
+            b.sum[l][3] += 1;
         }
     }
-    for (int l = 0; l < RT__PACKET; l++) {
-        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
-        if (!rect_has(tile, px, py))
-            continue;
-        float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
-        for (int c = 0; c < 4; c++)
-            out[c] = sum[l][c] / (float)o->spp;
-    }
+    block_write(&b, w);
 }
 
 /* A block's pixels by the path tracer: each sample its own sequences,
@@ -331,25 +350,25 @@ static void
 render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
 {
     const rt_options *o = w->o;
-    float             sum[RT__PACKET][4] = {{0}};
+    block             b;
+    block_init(&b, o, tile, bx, by);
     for (unsigned s = 0; s < o->spp; s++) {
         rt__packet pk;
         rt_sampler smp[RT__PACKET];
         rt__packet_clear(&pk);
         for (int l = 0; l < RT__PACKET; l++) {
-            uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
-            if (px >= o->width || py >= o->height)
+            if (!b.traced[l])
                 continue;
             float u[2];
-            rt_sampler_start(&smp[l], o->seed, px, py, s);
+            rt_sampler_start(&smp[l], o->seed, b.x[l], b.y[l], s);
             rt_sampler_2d(&smp[l], u);
             if (o->spp == 1)
                 u[0] = u[1] = 0.5f;
-            rt__packet_set(&pk, l, w->v, (float)px + u[0], (float)py + u[1]);
+            rt__packet_set(&pk, l, w->v, (float)b.x[l] + u[0], (float)b.y[l] + u[1]);
         }
         rt__packet_trace(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {
-            if (!rect_has(tile, bx + l % RT__BLOCK_W, by + l / RT__BLOCK_W))
+            if (!b.shaded[l])
                 continue;
             struct RTCRayHit first;
             float            rgb[3];
@@ -361,18 +380,11 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
                 continue;
             }
             for (int c = 0; c < 3; c++)
-                sum[l][c] += rgb[c];
-            sum[l][3] += hit || w->env->filename; /* an environment is part of the picture */
+                b.sum[l][c] += rgb[c];
+            b.sum[l][3] += hit || w->env->filename; /* an environment is part of the picture */
         }
     }
-    for (int l = 0; l < RT__PACKET; l++) {
-        uint32_t px = bx + l % RT__BLOCK_W, py = by + l / RT__BLOCK_W;
-        if (!rect_has(tile, px, py))
-            continue;
-        float *out = &w->img->rgba[((size_t)py * o->width + px) * 4];
-        for (int c = 0; c < 4; c++)
-            out[c] = sum[l][c] / (float)o->spp;
-    }
+    block_write(&b, w);
 }
 
 /* Tile i, block by block: the blocks that overlap it, whole. */
