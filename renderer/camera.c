@@ -66,6 +66,34 @@ rt__packet_trace(rt__worker *w, rt__packet *p)
     rtcIntersect8(p->valid, w->rtc, &ctx.rtc, &p->rh);
 }
 
+void
+rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
+{
+    const rt_scene *s = w->s;
+    bool            hit[RT__PACKET];
+    for (int l = 0; l < RT__PACKET; l++) {
+        hit[l] = p->valid[l] && p->rh.hit.geomID[l] != RTC_INVALID_GEOMETRY_ID;
+        if (hit[l]) {
+            __builtin_prefetch(&s->indices[3 * p->rh.hit.primID[l]]);
+            __builtin_prefetch(&s->material[p->rh.hit.primID[l]]);
+        }
+    }
+    for (int l = 0; l < RT__PACKET; l++) {
+        if (!hit[l])
+            continue;
+        uint32_t        prim = p->rh.hit.primID[l];
+        const uint32_t *ix = &s->indices[3 * prim];
+        bool            uv = w->needs[s->material[prim]] & (RT__NEED_UV0 | RT__NEED_UV1);
+        for (int k = 0; k < 3; k++) {
+            __builtin_prefetch(&s->normals[3 * ix[k]]);
+            if (uv && s->uvs) { /* and the footprint reads the positions */
+                __builtin_prefetch(&s->uvs[2 * ix[k]]);
+                __builtin_prefetch(&s->positions[3 * ix[k]]);
+            }
+        }
+    }
+}
+
 bool
 rt__packet_hit(const rt__packet *p, int lane, struct RTCRayHit *out)
 {

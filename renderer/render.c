@@ -280,12 +280,13 @@ static void
 block_write(const block *b, rt__worker *w)
 {
     const rt_options *o = w->o;
+    float             inv_spp = 1 / (float)o->spp;
     for (int l = 0; l < RT__PACKET; l++) {
         if (!b->shaded[l])
             continue;
         float *out = &w->img->rgba[((size_t)b->y[l] * o->width + b->x[l]) * 4];
         for (int c = 0; c < 4; c++)
-            out[c] = b->sum[l][c] / (float)o->spp;
+            out[c] = b->sum[l][c] * inv_spp;
     }
 }
 
@@ -317,6 +318,7 @@ render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             rt__packet_set(&pk, l, w->v, (float)b.x[l] + sx, (float)b.y[l] + sy);
         }
         rt__packet_trace(w, &pk);
+        rt__packet_prefetch(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {
             struct RTCRayHit rh;
             if (!b.shaded[l])
@@ -367,6 +369,7 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             rt__packet_set(&pk, l, w->v, (float)b.x[l] + u[0], (float)b.y[l] + u[1]);
         }
         rt__packet_trace(w, &pk);
+        rt__packet_prefetch(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {
             if (!b.shaded[l])
                 continue;

@@ -113,6 +113,12 @@ void rt__packet_clear(rt__packet *p); /* every lane empty */
 void rt__packet_set(rt__packet *p, int lane, const rt__view *v, float x, float y);
 /* Traces the packet's rays; counts nothing (the caller counts rays). */
 void rt__packet_trace(rt__worker *w, rt__packet *p);
+/* Asks the memory system for what shading the packet's hits reads first
+ * (their triangles' indices and materials, then their vertex normals, and
+ * UVs and positions where the material reads textures), so
+ * that eight lanes' cache misses overlap instead of coming one after
+ * another: on a large mesh each hit misses the cache several times. */
+void rt__packet_prefetch(const rt__worker *w, const rt__packet *p);
 /* Whether lane `lane` hit the scene; if so, *out is its ray and hit as a
  * single ray's. */
 bool rt__packet_hit(const rt__packet *p, int lane, struct RTCRayHit *out);
