@@ -101,7 +101,8 @@ typedef struct rt_scene {
     float *uvs;  /* 2 per vertex, UV set 0; zero where the file has none */
     float *uvs1; /* 2 per vertex, UV set 1; NULL when no mesh has one */
     /* xyz along +s, normalised; w = +-1 such that cross(normal, xyz) * w
-     * points up the image (-t): the glTF bitangent. Zero without UVs. */
+     * points up the image (-t): the glTF bitangent. Zero without UVs, and
+     * everywhere when no material has a normal map (none reads them). */
     float    *tangents;    /* 4 per vertex */
     uint32_t *indices;     /* 3 per triangle, wound as in the file; a mirroring
                             * transform swaps two corners to keep that winding */

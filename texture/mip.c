@@ -132,23 +132,92 @@ tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image 
     return TEX_OK;
 }
 
-/* Resamples n inputs (stride `in_step`) to m outputs by area coverage. */
+/* Where each of m outputs of a line resampled from n inputs by area
+ * coverage takes its inputs: output i is the sum of weight[start[i] + k] *
+ * input[first[i] + k] for k < count[i], over scale (n / m), each weight the
+ * input's overlap with the output's interval. With n == 2m (`halve`), it is
+ * the float mean of two inputs instead, and there are no arrays. */
+typedef struct taps {
+    bool      halve;
+    double    scale;
+    uint32_t *first, *count;
+    size_t   *start;
+    double   *weight; /* at most n + m: neighbours share at most one input */
+} taps;
+
 static void
-resample_line(const float *in, size_t in_step, uint32_t n, float *out, size_t out_step, uint32_t m)
+taps_free(taps *t)
 {
-    if (n == 2 * m) { /* the usual case: each output is the mean of two inputs */
-        for (uint32_t i = 0; i < m; i++)
-            out[i * out_step] = 0.5f * (in[2 * i * in_step] + in[(2 * i + 1) * in_step]);
-        return;
+    free(t->first), free(t->count), free(t->start), free(t->weight);
+}
+
+static bool
+taps_make(uint32_t n, uint32_t m, taps *t)
+{
+    *t = (taps){.halve = n == 2 * m, .scale = (double)n / m};
+    if (t->halve)
+        return true;
+    t->first = malloc(m * sizeof *t->first);
+    t->count = malloc(m * sizeof *t->count);
+    t->start = malloc(m * sizeof *t->start);
+    t->weight = malloc(((size_t)n + m) * sizeof *t->weight);
+    if (!t->first || !t->count || !t->start || !t->weight) {
+        taps_free(t);
+        return false;
     }
-    double scale = (double)n / m;
+    size_t k = 0;
     for (uint32_t i = 0; i < m; i++) {
-        double x0 = i * scale, x1 = (i + 1) * scale, sum = 0;
+        double x0 = i * t->scale, x1 = (i + 1) * t->scale;
+        t->first[i] = (uint32_t)x0;
+        t->start[i] = k;
         for (uint32_t j = (uint32_t)x0; j < n && j < x1; j++) {
             double lo = j > x0 ? j : x0, hi = j + 1 < x1 ? j + 1 : x1;
-            sum += (hi - lo) * in[j * in_step];
+            t->weight[k++] = hi - lo;
         }
-        out[i * out_step] = (float)(sum / scale);
+        t->count[i] = (uint32_t)(k - t->start[i]);
+    }
+    return true;
+}
+
+/* One row: n pixels of nc channels in `in` to m in `out`. Inline, and
+ * called with nc a constant, so that the sums stay in registers. */
+static inline void
+taps_row_n(const taps *t, const float *in, float *out, uint32_t m, uint32_t nc)
+{
+    if (t->halve) {
+        for (uint32_t i = 0; i < m; i++)
+            for (uint32_t c = 0; c < nc; c++)
+                out[i * nc + c] = 0.5f * (in[2 * i * nc + c] + in[(2 * i + 1) * nc + c]);
+        return;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        const float  *p = in + (size_t)t->first[i] * nc;
+        const double *w = t->weight + t->start[i];
+        double        sum[4] = {0, 0, 0, 0}; /* per channel, in input order */
+        for (uint32_t k = 0; k < t->count[i]; k++)
+            for (uint32_t c = 0; c < nc; c++)
+                sum[c] += w[k] * p[k * nc + c];
+        for (uint32_t c = 0; c < nc; c++)
+            out[i * nc + c] = (float)(sum[c] / t->scale);
+    }
+}
+
+static void
+taps_row(const taps *t, const float *in, float *out, uint32_t m, uint32_t nc)
+{
+    switch (nc) {
+    case 1:
+        taps_row_n(t, in, out, m, 1);
+        break;
+    case 2:
+        taps_row_n(t, in, out, m, 2);
+        break;
+    case 3:
+        taps_row_n(t, in, out, m, 3);
+        break;
+    default:
+        taps_row_n(t, in, out, m, 4);
+        break;
     }
 }
 
@@ -181,6 +250,55 @@ halve_u8(const tex_image *src, tex_image *dst)
     }
 }
 
+/* Row y of src as linear floats (alpha as stored). */
+static void
+row_linear(const tex_image *src, const tex_image *alpha_view, const float *unorm, uint32_t y,
+           float *line)
+{
+    uint32_t nc = src->nchannels, n = src->width * nc;
+    size_t   at = (size_t)y * n;
+    for (uint32_t c = 0; c < nc; c++) {
+        const tex_image *img = is_alpha(nc, c) ? alpha_view : src;
+        if (img->type == TEX_TYPE_U8) { /* sample_get() by table */
+            const uint8_t *in = (const uint8_t *)src->pixels + at;
+            const float   *lut = img->srgb ? srgb_down : unorm;
+            for (uint32_t i = c; i < n; i += nc)
+                line[i] = lut[in[i]];
+        } else {
+            for (uint32_t i = c; i < n; i += nc)
+                line[i] = sample_get(img, at + i);
+        }
+    }
+}
+
+/* Row y of dst from linear floats: sample_put(), with 8-bit rows inline. */
+static void
+row_put(tex_image *dst, tex_image *alpha_dst, uint32_t y, const float *line)
+{
+    uint32_t nc = dst->nchannels, n = dst->width * nc;
+    size_t   at = (size_t)y * n;
+    for (uint32_t c = 0; c < nc; c++) {
+        tex_image *img = is_alpha(nc, c) ? alpha_dst : dst;
+        if (img->type != TEX_TYPE_U8) {
+            for (uint32_t i = c; i < n; i += nc)
+                sample_put(img, at + i, line[i]);
+            continue;
+        }
+        uint8_t *out = (uint8_t *)dst->pixels + at;
+        for (uint32_t i = c; i < n; i += nc) {
+            float v = line[i];
+            v = v > 0 ? (v < 1 ? v : 1) : 0; /* NaN reads as 0 */
+            out[i] = img->srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+        }
+    }
+}
+
+/* Rows, then columns, in float lines: each output row is made from the
+ * source rows it covers, each resampled along x (kept for the next output
+ * row, which may share it) and summed down in doubles, input row by input
+ * row. Every output is the same sum, in the same order, as resampling the
+ * whole image by rows and then by columns, so the same bits; but nothing
+ * image-sized is allocated, and the column pass reads along rows. */
 tex_result
 tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN])
 {
@@ -195,33 +313,59 @@ tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN]
         halve_u8(src, dst);
         return TEX_OK;
     }
-    /* Linear floats: the whole source, then rows resampled, then columns. */
-    float *lin = malloc((size_t)W * H * nc * sizeof *lin);
-    float *rows = malloc((size_t)w * H * nc * sizeof *rows);
-    float *out = malloc((size_t)w * h * nc * sizeof *out);
-    if (!lin || !rows || !out) {
-        free(lin), free(rows), free(out);
+    size_t  nout = (size_t)w * nc;
+    taps    tx, ty;
+    bool    tx_ok = taps_make(W, w, &tx), ty_ok = taps_make(H, h, &ty);
+    float  *line = malloc((size_t)W * nc * sizeof *line);
+    float  *row = malloc(2 * nout * sizeof *row); /* two source rows, resampled along x */
+    float  *out = malloc(nout * sizeof *out);
+    double *acc = malloc(nout * sizeof *acc);
+    if (!tx_ok || !ty_ok || !line || !row || !out || !acc) {
+        if (tx_ok)
+            taps_free(&tx);
+        if (ty_ok)
+            taps_free(&ty);
+        free(line), free(row), free(out), free(acc);
         tex_image_free(dst);
         snprintf(err, TEX_ERR_LEN, "out of memory building MIP levels");
         return TEX_ERR_NOMEM;
     }
-    tex_image alpha_view = *src;
-    alpha_view.srgb = false;
-    for (size_t i = 0; i < (size_t)W * H * nc; i++)
-        lin[i] = sample_get(is_alpha(nc, (uint32_t)(i % nc)) ? &alpha_view : src, i);
-    for (uint32_t y = 0; y < H; y++)
-        for (uint32_t c = 0; c < nc; c++)
-            resample_line(lin + ((size_t)y * W * nc + c), nc, W, rows + ((size_t)y * w * nc + c),
-                          nc, w);
-    for (uint32_t x = 0; x < w; x++)
-        for (uint32_t c = 0; c < nc; c++)
-            resample_line(rows + ((size_t)x * nc + c), (size_t)w * nc, H,
-                          out + ((size_t)x * nc + c), (size_t)w * nc, h);
-    tex_image alpha_dst = *dst;
-    alpha_dst.srgb = false;
-    for (size_t i = 0; i < (size_t)w * h * nc; i++)
-        sample_put(is_alpha(nc, (uint32_t)(i % nc)) ? &alpha_dst : dst, i, out[i]);
-    free(lin), free(rows), free(out);
+    float unorm[256];
+    for (int k = 0; k < 256; k++)
+        unorm[k] = (float)k / 255.0f;
+    tex_image alpha_view = *src, alpha_dst = *dst;
+    alpha_view.srgb = alpha_dst.srgb = false;
+    uint32_t held = UINT32_MAX; /* the source row in row[0 .. nout) */
+    for (uint32_t i = 0; i < h; i++) {
+        if (ty.halve) {
+            float *a = row, *b = row + nout;
+            row_linear(src, &alpha_view, unorm, 2 * i, line);
+            taps_row(&tx, line, a, w, nc);
+            row_linear(src, &alpha_view, unorm, 2 * i + 1, line);
+            taps_row(&tx, line, b, w, nc);
+            for (size_t k = 0; k < nout; k++)
+                out[k] = 0.5f * (a[k] + b[k]);
+        } else {
+            const double *wt = ty.weight + ty.start[i];
+            for (size_t k = 0; k < nout; k++)
+                acc[k] = 0;
+            for (uint32_t t = 0; t < ty.count[i]; t++) {
+                uint32_t y = ty.first[i] + t;
+                if (y != held) {
+                    row_linear(src, &alpha_view, unorm, y, line);
+                    taps_row(&tx, line, row, w, nc);
+                    held = y;
+                }
+                for (size_t k = 0; k < nout; k++)
+                    acc[k] += wt[t] * row[k];
+            }
+            for (size_t k = 0; k < nout; k++)
+                out[k] = (float)(acc[k] / ty.scale);
+        }
+        row_put(dst, &alpha_dst, i, out);
+    }
+    taps_free(&tx), taps_free(&ty);
+    free(line), free(row), free(out), free(acc);
     return TEX_OK;
 }
 

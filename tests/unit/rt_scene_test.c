@@ -294,6 +294,76 @@ case_ply(const char *arg)
     rt_scene_free(s);
 }
 
+/* --- shared vertices ------------------------------------------------------ */
+
+/* Two triangles sharing the edge (1,0,0)-(0,1,0), the second naming its own
+ * normal for it, `vn2`. */
+static rt_scene *
+join_obj(const char *name, const char *vn2)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\n"
+             "vn 0 0 1\nvn %s\n"
+             "f 1//1 2//1 3//1\n"
+             "f 2//2 4//2 3//2\n",
+             vn2);
+    file_write_str(tmp_path(name), text);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path(name), NULL, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+    CHECK_EQ_INT(s->ntris, 2);
+    check_winding(s);
+    return s;
+}
+
+/* Vertices are shared as assimp's JoinIdenticalVertices shared them: the
+ * same position and normals no more than 1e-5 apart (the first kept's
+ * normal then serves both triangles); further apart, they stay two. A
+ * vertex no triangle uses is dropped, and out of the bounds. Without a
+ * normal map, no tangents. */
+static void
+case_join(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    rt_scene *s = join_obj("near.obj", "0 0.000001 1");
+    CHECK_EQ_INT(s->nverts, 4);
+    for (uint32_t i = 0; i < s->nverts; i++)
+        CHECK(s->normals[3 * i + 1] == 0 || s->positions[3 * i] + s->positions[3 * i + 1] == 2);
+    for (uint32_t i = 0; i < 4 * s->nverts; i++)
+        CHECK(s->tangents[i] == 0);
+    rt_scene_free(s);
+    s = join_obj("far.obj", "0 0.001 1");
+    CHECK_EQ_INT(s->nverts, 6);
+    rt_scene_free(s);
+
+    file_write_str(tmp_path("unused.ply"), "ply\n"
+                                           "format ascii 1.0\n"
+                                           "element vertex 5\n"
+                                           "property float x\nproperty float y\nproperty float z\n"
+                                           "element face 2\n"
+                                           "property list uchar int vertex_indices\n"
+                                           "end_header\n"
+                                           "0 0 0\n1 0 0\n0 1 0\n1 1 0\n9 9 9\n"
+                                           "3 0 1 2\n3 1 3 2\n");
+    char      err[RT_ERR_LEN];
+    rt_result r = rt_scene_load(tmp_path("unused.ply"), NULL, &s, err);
+    if (r != RT_OK)
+        fprintf(stderr, "load: %s\n", err);
+    REQUIRE(r == RT_OK && s);
+    CHECK_EQ_INT(s->nverts, 4);
+    CHECK_EQ_INT(s->ntris, 2);
+    for (int k = 0; k < 3; k++) {
+        CHECK_NEAR(s->bounds_min[k], 0);
+        CHECK_NEAR(s->bounds_max[k], k < 2 ? 1 : 0);
+    }
+    rt_scene_free(s);
+}
+
 /* --- glTF ------------------------------------------------------------------ */
 
 /* The quad's buffer: positions, normals, UV sets 0 and 1, uint16 indices,
@@ -825,6 +895,7 @@ case_bad_args(const char *arg)
 static const rt_test_case cases[] = {
     {"obj", case_obj},
     {"ply", case_ply},
+    {"join", case_join},
     {"gltf", case_gltf},
     {"glb", case_glb},
     {"testdata", case_testdata},

@@ -709,6 +709,102 @@ case_halve_u8(const char *arg)
     }
 }
 
+/* What tex_image_downsample() computed before it worked row by row: the
+ * whole image as linear floats, every row resampled along x, then every
+ * column along y, each output an area-weighted sum in doubles. */
+static void
+ref_resample_line(const float *in, size_t in_step, uint32_t n, float *out, size_t out_step,
+                  uint32_t m)
+{
+    if (n == 2 * m) {
+        for (uint32_t i = 0; i < m; i++)
+            out[i * out_step] = 0.5f * (in[2 * i * in_step] + in[(2 * i + 1) * in_step]);
+        return;
+    }
+    double scale = (double)n / m;
+    for (uint32_t i = 0; i < m; i++) {
+        double x0 = i * scale, x1 = (i + 1) * scale, sum = 0;
+        for (uint32_t j = (uint32_t)x0; j < n && j < x1; j++) {
+            double lo = j > x0 ? j : x0, hi = j + 1 < x1 ? j + 1 : x1;
+            sum += (hi - lo) * in[j * in_step];
+        }
+        out[i * out_step] = (float)(sum / scale);
+    }
+}
+
+static void
+ref_downsample(const tex_image *src, tex_image *dst)
+{
+    char      err[TEX_ERR_LEN];
+    uint32_t  W = src->width, H = src->height, nc = src->nchannels;
+    uint32_t  w = W > 1 ? W / 2 : 1, h = H > 1 ? H / 2 : 1;
+    tex_image lin, rows, out;
+    REQUIRE(tex_image_convert(src, TEX_TYPE_FLOAT, false, &lin, err) == TEX_OK);
+    REQUIRE(tex_image_alloc(&rows, w, H, nc, TEX_TYPE_FLOAT, err) == TEX_OK);
+    REQUIRE(tex_image_alloc(&out, w, h, nc, TEX_TYPE_FLOAT, err) == TEX_OK);
+    const float *l = lin.pixels;
+    float       *r = rows.pixels, *o = out.pixels;
+    for (uint32_t y = 0; y < H; y++)
+        for (uint32_t c = 0; c < nc; c++)
+            ref_resample_line(l + ((size_t)y * W * nc + c), nc, W, r + ((size_t)y * w * nc + c), nc,
+                              w);
+    for (uint32_t x = 0; x < w; x++)
+        for (uint32_t c = 0; c < nc; c++)
+            ref_resample_line(r + ((size_t)x * nc + c), (size_t)w * nc, H, o + ((size_t)x * nc + c),
+                              (size_t)w * nc, h);
+    REQUIRE(tex_image_convert(&out, src->type, src->srgb, dst, err) == TEX_OK);
+    tex_image_free(&lin), tex_image_free(&rows), tex_image_free(&out);
+}
+
+/* tex_image_downsample() gives the reference's bytes for every sample type,
+ * sRGB or not, every channel count, and sides even, odd and 1: a MIP level
+ * must not change with how it is computed. */
+static void
+case_downsample_reference(const char *arg)
+{
+    (void)arg;
+    static const uint32_t sizes[][2] = {{1, 1},  {1, 7},   {7, 1},   {2, 3},   {3, 2},   {5, 5},
+                                        {13, 9}, {16, 11}, {11, 16}, {38, 22}, {64, 37}, {101, 4}};
+    static const struct {
+        tex_type type;
+        bool     srgb;
+    } kinds[] = {{TEX_TYPE_U8, false}, {TEX_TYPE_U8, true},    {TEX_TYPE_U16, false},
+                 {TEX_TYPE_U16, true}, {TEX_TYPE_HALF, false}, {TEX_TYPE_FLOAT, false}};
+    char     err[TEX_ERR_LEN];
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (uint32_t nc = 1; nc <= 4; nc++)
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                tex_image src, got, want;
+                REQUIRE(tex_image_alloc(&src, sizes[z][0], sizes[z][1], nc, kinds[k].type, err) ==
+                        TEX_OK);
+                src.srgb = kinds[k].srgb;
+                size_t n = (size_t)sizes[z][0] * sizes[z][1] * nc;
+                for (size_t i = 0; i < n; i++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    if (src.type == TEX_TYPE_U8)
+                        ((uint8_t *)src.pixels)[i] = (uint8_t)x;
+                    else if (src.type == TEX_TYPE_U16)
+                        ((uint16_t *)src.pixels)[i] = (uint16_t)x;
+                    else if (src.type == TEX_TYPE_HALF) /* finite halves, signs both ways */
+                        ((uint16_t *)src.pixels)[i] = (uint16_t)(x & 0xbbff);
+                    else
+                        ((float *)src.pixels)[i] =
+                            (float)((int64_t)(x >> 11) - (1LL << 52)) * 0x1p-40f;
+                }
+                REQUIRE(tex_image_downsample(&src, &got, err) == TEX_OK);
+                ref_downsample(&src, &want);
+                CHECK_EQ_INT(got.width, want.width);
+                CHECK_EQ_INT(got.height, want.height);
+                CHECK_EQ_INT(got.srgb, want.srgb);
+                if (memcmp(got.pixels, want.pixels, tex_image_bytes(&want)) != 0)
+                    RT_CHECK_FAIL_("type %d srgb %d, %u channels, %ux%u: bytes differ",
+                                   (int)kinds[k].type, (int)kinds[k].srgb, nc, sizes[z][0],
+                                   sizes[z][1]);
+                tex_image_free(&src), tex_image_free(&got), tex_image_free(&want);
+            }
+}
+
 static int open_reports;
 
 static void
@@ -856,6 +952,7 @@ main(int argc, char **argv)
         {"exr_replaced", case_exr_replaced},
         {"bad_coords", case_bad_coords},
         {"halve_u8", case_halve_u8},
+        {"downsample_reference", case_downsample_reference},
         {"file_open", case_file_open},
         {"microcache_pair", case_microcache_pair},
         {"constant", case_constant},
