@@ -285,10 +285,16 @@ pos_bits(const struct aiMesh *m, unsigned v, uint32_t p[3])
             p[k] = 0;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+/* The sum is taken in 128 bits, where it cannot wrap (each product is
+ * under 2^96), and its low 64 bits kept: the multilinear hash mod 2^64,
+ * with no wrap-around for the fuzz build's unsigned-overflow check. */
 static uint64_t
 pos_hash(const uint32_t p[3])
 {
-    return pos_seed[0] + pos_seed[1] * p[0] + pos_seed[2] * p[1] + pos_seed[3] * p[2];
+    return (uint64_t)((u128)pos_seed[0] + (u128)pos_seed[1] * p[0] + (u128)pos_seed[2] * p[1] +
+                      (u128)pos_seed[3] * p[2]);
 }
 
 /* assimp's test, in its arithmetic: apart when |a - b|^2 > 1e-5f^2. */
