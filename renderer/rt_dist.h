@@ -10,9 +10,12 @@
  * rank 0 assembles the image, which is bit-identical to a single process's
  * (each pixel's samples are seeded by the pixel alone), and writes it.
  *
- * Built with RT_MPI (CMake option, on when MPI is found); without it, or
- * outside mpirun, rt_dist_start() gives NULL and `render` is the
- * single-process program it always was. */
+ * Built with RT_MPI (CMake option, on when MPI is found) into `render-mpi`
+ * (dist.c). `render` itself has no MPI (dist_none.c): it starts faster,
+ * and when a launcher starts it as one of several ranks it replaces
+ * itself with the `render-mpi` beside it, so `mpirun -np K render` works.
+ * Outside mpirun, rt_dist_start() gives NULL and the program is the
+ * single-process renderer it always was. */
 #ifndef RT_DIST_H
 #define RT_DIST_H
 
@@ -24,9 +27,10 @@ typedef struct rt_dist rt_dist; /* opaque: this process's place in the job */
 
 /* Joins the job when the process was started by an MPI launcher with more
  * than one rank (its environment says so; at most RT_MAX_RANKS): *out is
- * the job, NULL for a single process. A build without MPI run under a launcher with more than
- * one rank is refused (every rank would render and write the whole image).
- * False with err on failure. */
+ * the job, NULL for a single process. `render` (no MPI) under such a
+ * launcher does not return: it becomes `render-mpi` with the same *argv;
+ * where there is none, it is refused (every rank would render and write
+ * the whole image). False with err on failure. */
 bool rt_dist_start(int *argc, char ***argv, rt_dist **out, char err[RT_ERR_LEN]);
 
 /* The number of ranks an MPI launcher started this process among, from
