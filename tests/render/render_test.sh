@@ -323,6 +323,15 @@ bad_input)
     printf 'keep' >"$tmp/keep.exr"
     check 1 "" -o "$tmp/keep.exr" "$tmp/nosuch.gltf"
     [ "$(cat "$tmp/keep.exr")" = keep ] || fail "a failed run clobbered the output"
+    # Started as one of several ranks by a launcher (its variable faked), a
+    # copy of render with no render-mpi beside it refuses in one line
+    # rather than render the whole image once per rank.
+    mkdir "$tmp/alone" && cp "$render" "$tmp/alone/render"
+    out=$(OMPI_COMM_WORLD_SIZE=2 "$tmp/alone/render" -o "$tmp/r.exr" "$scene" 2>&1 >/dev/null)
+    rc=$?
+    [ "$rc" = 1 ] || fail "under a launcher without render-mpi: exit $rc, expected 1 ($out)"
+    [[ $out == *"one of 2 ranks"* ]] || fail "under a launcher without render-mpi: '$out'"
+    [ ! -e "$tmp/r.exr" ] || fail "under a launcher without render-mpi: wrote an image"
     ;;
 reference)
     # Reference images (tests/render/ref, 96x72, 2 spp) of the generated
