@@ -1,6 +1,8 @@
 #include "procgen.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 uint64_t
 procgen_mix64(uint64_t z)
@@ -45,4 +47,18 @@ procgen_fbm(uint64_t k, float u, float v, int cells, int octaves)
         total += amp;
     }
     return n / total;
+}
+
+bool
+procgen_parse_seed(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    if (!*s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
 }

@@ -1,10 +1,11 @@
-/* procgen: the deterministic noise that texgen and scenegen paint their
- * textures with. Pure functions of their arguments: the same key and
+/* procgen: the deterministic noise that texgen, scenegen and objgen paint
+ * and shape with, and their --seed. Pure functions of their arguments: the same key and
  * coordinates give the same value on every machine, so generated files are
  * reproducible for a seed. */
 #ifndef PROCGEN_H
 #define PROCGEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A 64-bit mix (splitmix64's finaliser): every input bit affects every
@@ -21,5 +22,9 @@ float procgen_noise(uint64_t k, float u, float v, int cells);
 /* Sum of `octaves` noise layers from `cells` cells, each twice as fine and
  * half as strong as the last; in [0, 1). */
 float procgen_fbm(uint64_t k, float u, float v, int cells, int octaves);
+
+/* A --seed value, as the generators take it: decimal digits only, 0 to
+ * 2^64 - 1 (no sign, no spaces). False for anything else. */
+bool procgen_parse_seed(const char *s, uint64_t *out);
 
 #endif

@@ -1036,15 +1036,12 @@ main(int argc, char **argv)
     static const struct option longopts[] = {{"seed", required_argument, NULL, 'k'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    unsigned long long         seed = 1;
+    uint64_t                   seed = 1;
     int                        c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end = NULL;
         switch (c) {
         case 'k':
-            errno = 0;
-            seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || errno) {
+            if (!procgen_parse_seed(optarg, &seed)) {
                 fprintf(stderr, "scenegen: '%s' is not a number\n", optarg);
                 return 2;
             }
