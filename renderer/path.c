@@ -87,17 +87,6 @@ triangle_emission(rt__worker *w, uint32_t prim, float b1, float b2, float le[3])
     memcpy(le, out, 3 * sizeof(float));
 }
 
-/* The unit normal of triangle `prim` on its front side: counter-clockwise
- * winding, glTF's (Embree's own Ng is not relied on for the side). */
-static v3
-face_normal(const rt_scene *s, uint32_t prim)
-{
-    const uint32_t *ix = &s->indices[3 * prim];
-    v3              a = v3_load(&s->positions[3 * ix[0]]);
-    return v3_norm(v3_cross(v3_sub(v3_load(&s->positions[3 * ix[1]]), a),
-                            v3_sub(v3_load(&s->positions[3 * ix[2]]), a)));
-}
-
 /* The state of one path between bounces. */
 typedef struct path {
     float beta[3];       /* throughput */
@@ -176,7 +165,11 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
         rt__hit  h;
         rt__hit_fill(w->s, prim, rh.hit.u, rh.hit.v, needs, &h);
         h.p = v3_add(org, v3_mul(dir, rh.ray.tfar));
-        h.ng = face_normal(w->s, prim); /* the winding's, as the lights see it */
+        /* Embree's geometric normal points out of the front face, the side
+         * a counter-clockwise winding faces (rtcore's triangle contract),
+         * as glTF's and the lights'; it spares reading the triangle's
+         * vertices again. */
+        h.ng = v3_norm((v3){rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z});
         p.width += p.spread * rh.ray.tfar;
         if (depth == 0)
             rt__hit_derivatives(w, prim, needs, &h, ray);
