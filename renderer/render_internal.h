@@ -140,12 +140,34 @@ void rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h
 /* Secondary rays: an isotropic footprint of `width` world units. */
 void rt__hit_footprint(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, float width);
 
-void rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
-                   const tex_derivs *d, const float constant[4], float out[4]);
-/* As rt__slot_eval(), with wrap modes (the default repeats). */
-void rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
-                        const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
-                        tex_wrap twrap);
+/* A slot with a file, in the options' mode: rt__slot_eval_wrap() below. */
+void rt__slot_lookup(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
+                     const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
+                     tex_wrap twrap);
+
+/* One texture slot at a shading point, in the options' mode: `constant`
+ * is the material's value, returned when the slot is empty or the lookup
+ * is short-circuited, and the factor the texture is multiplied by
+ * otherwise. Inline, so that an empty slot (most slots of most materials)
+ * costs no call. */
+static inline void
+rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
+                   const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
+                   tex_wrap twrap)
+{
+    if (slot->filename)
+        rt__slot_lookup(w, slot, uv, d, constant, out, swrap, twrap);
+    else
+        out[0] = constant[0], out[1] = constant[1], out[2] = constant[2], out[3] = constant[3];
+}
+
+/* As rt__slot_eval_wrap(), repeating in both directions. */
+static inline void
+rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2], const tex_derivs *d,
+              const float constant[4], float out[4])
+{
+    rt__slot_eval_wrap(w, slot, uv, d, constant, out, TEX_WRAP_PERIODIC, TEX_WRAP_PERIODIC);
+}
 
 /* A hit's material with every slot looked up (five lookups, the timing
  * studies' unit of work). */

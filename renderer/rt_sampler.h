@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 typedef struct rt_sampler {
-    uint32_t pixel; /* hash of the seed and the pixel */
+    uint32_t pixel;          /* hash of the seed and the pixel */
     uint32_t index_reversed; /* the sample within the pixel, bits reversed */
-    uint32_t pair;  /* the next pair of dimensions */
+    uint32_t pair;           /* the next pair of dimensions */
 } rt_sampler;
 
 void rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, uint32_t index);

@@ -5,17 +5,13 @@
 
 #include <string.h>
 
-/* One texture slot at a shading point, in the options' mode: `constant` is
- * the material's value, returned when the slot is empty or the lookup is
- * short-circuited, and the factor the texture is multiplied by otherwise. */
+/* A slot that names a file (render_internal.h): interned, looked up or
+ * short-circuited as the options' mode says. */
 void
-rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2],
-                   const tex_derivs *d, const float constant[4], float out[4], tex_wrap swrap,
-                   tex_wrap twrap)
+rt__slot_lookup(rt__worker *w, const rt_texture_slot *slot, const float uv[2], const tex_derivs *d,
+                const float constant[4], float out[4], tex_wrap swrap, tex_wrap twrap)
 {
     memcpy(out, constant, 4 * sizeof(float));
-    if (!slot->filename)
-        return;
     if (w->o->texture_mode == RT_TEXTURE_EARLY_OUT) {
         w->st->early_outs++;
         return;
@@ -40,13 +36,6 @@ rt__slot_eval_wrap(rt__worker *w, const rt_texture_slot *slot, const float uv[2]
         w->st->lookup_errors++;
     for (int c = 0; c < 4; c++)
         out[c] = constant[c] * t[c];
-}
-
-void
-rt__slot_eval(rt__worker *w, const rt_texture_slot *slot, const float uv[2], const tex_derivs *d,
-              const float constant[4], float out[4])
-{
-    rt__slot_eval_wrap(w, slot, uv, d, constant, out, TEX_WRAP_PERIODIC, TEX_WRAP_PERIODIC);
 }
 
 /* What shading a hit on a material reads beyond its normal: interpolating
@@ -188,14 +177,8 @@ rt__surface_eval(rt__worker *w, const rt__hit *h, rt__surface *sf)
     tex_derivs         d[2];
     for (int set = 0; set < 2; set++)
         d[set] = (tex_derivs){h->duv[set][0], h->duv[set][1], h->duv[set][2], h->duv[set][3]};
-        /* An empty slot is its constant (rt__slot_eval() would say so too,
-         * at the price of a call: most slots of most materials are empty). */
 #define SLOT(k, constant, out)                                                                     \
-    if (m->slots[k].filename)                                                                      \
-        rt__slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1],          \
-                      constant, out);                                                              \
-    else                                                                                           \
-        memcpy(out, constant, 4 * sizeof(float))
+    rt__slot_eval(w, &m->slots[k], h->uv[m->slots[k].uv & 1], &d[m->slots[k].uv & 1], constant, out)
     SLOT(RT_SLOT_BASE_COLOR, m->base_color, sf->base);
     SLOT(RT_SLOT_METALLIC_ROUGHNESS, mr_const, mr);
     SLOT(RT_SLOT_NORMAL, one, nm);

@@ -196,12 +196,6 @@ decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4
     expand(q, nc, v, rgba);
 }
 
-static inline void
-decode_rgba(const fetch *q, const tex__tile *tile, size_t i, float rgba[4])
-{
-    decode_texel(q, tile->texels, i, rgba);
-}
-
 /* One channel's bilinear blend of 8-bit texels p[0], p[nc] (right), p[row]
  * (below) and p[row + nc], decoded by `lut`. */
 static inline float
@@ -292,7 +286,7 @@ texel(fetch *q, uint32_t level, int64_t x, int64_t y, float rgba[4])
         q->failed = true;
         return;
     }
-    decode_rgba(q, tile, offset, rgba);
+    decode_texel(q, tile->texels, offset, rgba);
 }
 
 static void
@@ -333,10 +327,10 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
                 bilerp_u8(q, tile->texels + i, row, fx, fy, rgba);
                 return;
             }
-            decode_rgba(q, tile, i, a);
-            decode_rgba(q, tile, i + nc, b);
-            decode_rgba(q, tile, i + row, c);
-            decode_rgba(q, tile, i + row + nc, d);
+            decode_texel(q, tile->texels, i, a);
+            decode_texel(q, tile->texels, i + nc, b);
+            decode_texel(q, tile->texels, i + row, c);
+            decode_texel(q, tile->texels, i + row + nc, d);
             goto blend;
         }
     }
