@@ -23,7 +23,6 @@
 #include "procgen.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,43 +308,16 @@ scene_heightfield(const char *dir, uint64_t seed)
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"seed", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    uint64_t                   seed = 1;
-    int                        c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            if (!procgen_parse_seed(optarg, &seed)) {
-                fprintf(stderr, "objgen: '%s' is not a number\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 2) {
-        usage(stderr);
-        return 2;
-    }
-    const char *name = argv[optind], *dir = argv[optind + 1];
-    void (*build)(const char *, uint64_t) = NULL;
-    if (strcmp(name, "lambert") == 0)
-        build = scene_lambert;
-    else if (strcmp(name, "heightfield") == 0)
-        build = scene_heightfield;
-    else {
-        fprintf(stderr, "objgen: unknown scene '%s' (lambert, heightfield)\n", name);
-        return 2;
-    }
+    static const char *const names[] = {"lambert", "heightfield"};
+    static void (*const builds[])(const char *, uint64_t) = {scene_lambert, scene_heightfield};
+    uint64_t    seed;
+    int         which;
+    const char *dir;
+    int rc = procgen_command_line(argc, argv, "objgen", usage, names, 2, &seed, &which, &dir);
+    if (rc >= 0)
+        return rc;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         die(dir, strerror(errno));
-    build(dir, seed);
+    builds[which](dir, seed);
     return 0;
 }

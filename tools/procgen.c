@@ -1,8 +1,11 @@
 #include "procgen.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t
 procgen_mix64(uint64_t z)
@@ -49,11 +52,12 @@ procgen_fbm(uint64_t k, float u, float v, int cells, int octaves)
     return n / total;
 }
 
-bool
-procgen_parse_seed(const char *s, uint64_t *out)
+/* A --seed value: decimal digits only, no sign or spaces, 64 bits. */
+static bool
+parse_seed(const char *s, uint64_t *out)
 {
     char *end = NULL;
-    if (!*s || *s < '0' || *s > '9')
+    if (*s < '0' || *s > '9')
         return false;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -61,4 +65,44 @@ procgen_parse_seed(const char *s, uint64_t *out)
         return false;
     *out = v;
     return true;
+}
+
+int
+procgen_command_line(int argc, char **argv, const char *prog, void (*usage)(FILE *f),
+                     const char *const names[], int n, uint64_t *seed, int *which, const char **dir)
+{
+    static const struct option longopts[] = {{"seed", required_argument, NULL, 'k'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int                        c;
+    *seed = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            if (!parse_seed(optarg, seed)) {
+                fprintf(stderr, "%s: '%s' is not a number\n", prog, optarg);
+                return 2;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 2) {
+        usage(stderr);
+        return 2;
+    }
+    *dir = argv[optind + 1];
+    for (*which = 0; *which < n; ++*which)
+        if (strcmp(argv[optind], names[*which]) == 0)
+            return -1;
+    fprintf(stderr, "%s: unknown scene '%s' (", prog, argv[optind]);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+    fputs(")\n", stderr);
+    return 2;
 }

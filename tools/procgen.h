@@ -5,8 +5,8 @@
 #ifndef PROCGEN_H
 #define PROCGEN_H
 
-#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A 64-bit mix (splitmix64's finaliser): every input bit affects every
  * output bit. */
@@ -23,8 +23,13 @@ float procgen_noise(uint64_t k, float u, float v, int cells);
  * half as strong as the last; in [0, 1). */
 float procgen_fbm(uint64_t k, float u, float v, int cells, int octaves);
 
-/* A --seed value, as the generators take it: decimal digits only, 0 to
- * 2^64 - 1 (no sign, no spaces). False for anything else. */
-bool procgen_parse_seed(const char *s, uint64_t *out);
+/* The generators' command line, `PROG [--seed K] NAME DIR`: K decimal
+ * digits only, 0 to 2^64 - 1 (default 1); NAME one of names[0..n). Sets
+ * *seed, *which (NAME's index) and *dir, and returns -1 to go on; else the
+ * exit status to return: 0 after --help (usage to stdout), 2 after a bad
+ * command line (usage, or one line naming the problem, to stderr). */
+int procgen_command_line(int argc, char **argv, const char *prog, void (*usage)(FILE *f),
+                         const char *const names[], int n, uint64_t *seed, int *which,
+                         const char **dir);
 
 #endif

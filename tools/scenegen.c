@@ -24,7 +24,6 @@
 #include "tex_image.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1033,51 +1032,23 @@ sky_write(const char *dir)
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"seed", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    uint64_t                   seed = 1;
-    int                        c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            if (!procgen_parse_seed(optarg, &seed)) {
-                fprintf(stderr, "scenegen: '%s' is not a number\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 2) {
-        usage(stderr);
-        return 2;
-    }
-    const char *name = argv[optind], *dir = argv[optind + 1];
-    void (*build)(gltf *, uint64_t) = NULL;
-    if (strcmp(name, "default") == 0)
-        build = scene_default;
-    else if (strcmp(name, "many-textures") == 0)
-        build = scene_many_textures;
-    else if (strcmp(name, "udim") == 0)
-        build = scene_udim;
-    else {
-        fprintf(stderr, "scenegen: unknown scene '%s' (default, many-textures, udim)\n", name);
-        return 2;
-    }
+    static const char *const names[] = {"default", "many-textures", "udim"};
+    static void (*const builds[])(gltf *, uint64_t) = {scene_default, scene_many_textures,
+                                                       scene_udim};
+    uint64_t    seed;
+    int         which;
+    const char *dir;
+    int rc = procgen_command_line(argc, argv, "scenegen", usage, names, 3, &seed, &which, &dir);
+    if (rc >= 0)
+        return rc;
     char tdir[4096];
     snprintf(tdir, sizeof tdir, "%s/textures", dir);
     make_dir(dir);
     make_dir(tdir);
-    gltf g = {.dir = dir, .name = name, .light_node = UINT32_MAX};
-    build(&g, seed);
+    gltf g = {.dir = dir, .name = names[which], .light_node = UINT32_MAX};
+    builds[which](&g, seed);
     gltf_finish(&g);
-    if (build == scene_default)
+    if (builds[which] == scene_default)
         sky_write(dir);
     return 0;
 }
