@@ -77,22 +77,24 @@ rt_dist_finish(rt_dist *d)
 /* ---- agreeing to start ---- */
 
 typedef struct verdict {
-    char     failure[RT_ERR_LEN]; /* "" when this rank is ready */
-    uint64_t image;               /* hash of its image-options line */
+    char failure[RT_ERR_LEN]; /* "" when this rank is ready */
+    /* Its image-options line, whole: a hash would need a key shared by the
+     * ranks (ustring's is drawn per process), and 9 KB once per rank is
+     * nothing. */
+    char image[RT_IMAGE_OPTIONS_LEN + 32];
 } verdict;
 
 bool
 rt_dist_agree(rt_dist *d, const rt_options *o, const char *failure, char err[RT_ERR_LEN])
 {
-    verdict mine = {{0}, 0};
+    verdict mine = {{0}, {0}};
     snprintf(mine.failure, sizeof mine.failure, "%s", failure ? failure : "");
     /* The image-options line (what --resume compares) and the size, which
      * a resumed EXR checks by itself. */
-    char line[RT_IMAGE_OPTIONS_LEN + 32];
+    char *line = mine.image;
     rt_image_options_format(o, line, RT_IMAGE_OPTIONS_LEN);
     size_t n = strlen(line);
-    snprintf(line + n, sizeof line - n, "; %ux%u", o->width, o->height);
-    mine.image = ustr_hash_bytes(line, strlen(line));
+    snprintf(line + n, sizeof mine.image - n, "; %ux%u", o->width, o->height);
     verdict *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
     int      go = 1;
     double   t0 = rt_now();
@@ -104,7 +106,7 @@ rt_dist_agree(rt_dist *d, const rt_options *o, const char *failure, char err[RT_
                 go = 0;
             }
         for (int r = 1; go && all && r < d->size; r++)
-            if (all[r].image != all[0].image) {
+            if (strcmp(all[r].image, all[0].image) != 0) {
                 snprintf(err, RT_ERR_LEN, "rank %d: its options make another image than rank 0's",
                          r);
                 go = 0;

@@ -1,5 +1,5 @@
 /* Scene import through assimp's C API: see rt_scene.h for the contract. */
-#define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE, getrandom() */
+#define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE */
 #include "rt_paths.h"
 #include "rt_scene.h"
 #include "scene_internal.h"
@@ -26,7 +26,6 @@
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #endif
 
 #define RT_PI 3.14159265358979323846 /* M_PI is XSI, not C11 or POSIX */
@@ -232,43 +231,16 @@ enum { JOIN_SCAN_MAX = 64 };
 /* The key of a multilinear hash of positions (strongly universal in its
  * top 32 bits: Lemire and Kaser, "Strongly universal string hashing is
  * fast", 2014), drawn once per process, so that no file can be made whose
- * positions collide. */
+ * positions collide: ustring's keyed hash of 0..3, secret as its keys are
+ * (ustring.h; USTR_HASH_SEED fixes both). */
 static uint64_t       pos_seed[4];
 static pthread_once_t pos_once = PTHREAD_ONCE_INIT;
-
-static uint64_t
-splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
 
 static void
 pos_seed_draw(void)
 {
-    size_t got = 0;
-#if defined(__linux__) && defined(__GLIBC__)
-    while (got < sizeof pos_seed) {
-        ssize_t n = getrandom((char *)pos_seed + got, sizeof pos_seed - got, 0);
-        if (n > 0)
-            got += (size_t)n;
-        else if (n < 0 && errno != EINTR)
-            break;
-    }
-#endif
-    if (got < sizeof pos_seed) {
-        /* No getrandom() (another libc, a seccomp filter): the clock, the
-         * process and where ASLR put this stack and this library. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        x ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts ^
-             (uint64_t)(uintptr_t)&pos_seed << 7;
-        for (int i = 0; i < 4; i++)
-            pos_seed[i] = splitmix64(&x);
-    }
+    for (uint64_t i = 0; i < 4; i++)
+        pos_seed[i] = ustr_hash_bytes((const char *)&i, sizeof i);
 }
 
 _Static_assert(sizeof(ai_real) == sizeof(float) &&

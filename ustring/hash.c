@@ -1,23 +1,106 @@
-/* The string hash. Each 16-byte block is folded by one 64x64->128-bit
- * multiply (low half xor high half); the folds of different blocks do not
- * depend on each other, so they run in parallel, and only a rotate-xor
- * chains them, which keeps block order significant. Texture paths are
- * 30-90 bytes, so this costs a handful of multiplies and little latency.
- * A final fold mixes every input bit into both ends of the result: low bits
- * pick the slot, high bits pick the shard.
+/* The string hash, keyed per process.
  *
- * The key constants have bytes >= 0x80 in every position, so a word of text
- * xor a key is never 0, which would blind the multiply to the other word. */
+ * Each 16-byte block is folded by one 64x64->128-bit multiply (low half xor
+ * high half) of its two words, each xored with a secret key; the folds of
+ * different blocks do not depend on each other, so they run in parallel,
+ * and a rotate-xor chains them. Texture paths are 30-90 bytes, so this
+ * costs a handful of multiplies and little latency. A final fold mixes
+ * every input bit into both ends of the result: low bits pick the slot,
+ * high bits pick the shard.
+ *
+ * Why keyed (texture names come from scene files written by others):
+ * - With known keys a block whose first word equals its key folds to 0
+ *   whatever its second word: 2^64 blocks with one hash. The unkeyed hash
+ *   this replaces had such a family (its first key, db 28 b4 a0 d1 7e 03
+ *   e7, followed by any 8 bytes), so a scene could name thousands of
+ *   textures with one hash and make every table's probing quadratic.
+ *   Here the keys are secret, drawn from getrandom() when the process
+ *   starts: finding such a block means guessing a 64-bit key.
+ * - The keys advance by secret odd steps from block to block, so a block's
+ *   fold depends on its position. With one key pair for every block, the
+ *   rotate-xor chain would repeat after 64 blocks (29 * 64 = 0 mod 64) and
+ *   a block at i and its copy at i + 64 would cancel, for any keys: a
+ *   collision family in strings over a kilobyte.
+ * ustr_intern_test checks avalanche, both families and the fixed seed.
+ * USTR_HASH_SEED (a number, decimal or 0x hex) in the environment fixes
+ * the keys, for a run that must probe the same slots each time (a table's
+ * contents and every result are the same either way: only where strings
+ * sit in an index depends on the keys). A fixed seed is a known key: do not
+ * set it where scenes are untrusted. */
+#define _DEFAULT_SOURCE /* getrandom() */
 #include "ustring_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 __extension__ typedef unsigned __int128 u128;
 
-#define K0 0x9E3779B97F4A7C15u
-#define K1 0xE7037ED1A0B428DBu
-#define K2 0xA0761D6478BD642Fu
-#define K3 0x8EBC6AF09C88C6E3u
-#define K4 0xD6E8FEB86659FD93u
-#define K5 0xC2B2AE3D27D4EB4Fu
+/* The keys: k[0] starts the state, k[1]/k[2] key the first block's words
+ * and k[3]/k[4] step them from block to block (odd), k[5]/k[6] key the
+ * last 1..16 bytes, k[7] the final fold. Written once, by
+ * keys_init() before main() or by ustr__hash_seed_set() in tests, before
+ * any thread can hash. */
+static uint64_t k[8];
+static uint64_t seed_used;
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+void
+ustr__hash_seed_set(uint64_t seed)
+{
+    uint64_t x = seed_used = seed;
+    for (int i = 0; i < 8; i++)
+        k[i] = splitmix64(&x);
+    k[3] |= 1, k[4] |= 1;
+}
+
+uint64_t
+ustr_hash_seed(void)
+{
+    return seed_used;
+}
+
+/* The seed from USTR_HASH_SEED, else from getrandom(), else (no
+ * getrandom(): another libc, a seccomp filter) from the clock, the process
+ * and where ASLR put things. Before main(): so no thread can hash before
+ * the keys are set, and no call pays for a check. */
+__attribute__((constructor)) static void
+keys_init(void)
+{
+    const char *fixed = getenv("USTR_HASH_SEED");
+    char       *end;
+    errno = 0;
+    uint64_t seed = fixed && *fixed ? strtoull(fixed, &end, 0) : 0;
+    if (fixed && *fixed && errno == 0 && *end == '\0') {
+        ustr__hash_seed_set(seed);
+        return;
+    }
+    size_t got = 0;
+    while (got < sizeof seed) {
+        ssize_t n = getrandom((char *)&seed + got, sizeof seed - got, 0);
+        if (n > 0)
+            got += (size_t)n;
+        else if (n < 0 && errno != EINTR)
+            break;
+    }
+    if (got < sizeof seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        seed ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts ^ (uint64_t)(uintptr_t)k << 7;
+    }
+    ustr__hash_seed_set(seed);
+}
 
 static inline uint64_t
 load64(const char *p)
@@ -51,12 +134,14 @@ rotl(uint64_t x, int r)
 uint64_t
 ustr_hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = K0 ^ len;
+    uint64_t h = k[0] ^ len, ka = k[1], kb = k[2];
     size_t   n = len;
-    for (; n > 16; s += 16, n -= 16)
-        h = rotl(h, 29) ^ fold(load64(s) ^ K1, load64(s + 8) ^ K2);
-    /* The last 0..16 bytes, read with loads that may overlap rather than
-     * byte by byte; the length, mixed in above, tells the cases apart. */
+    for (; n > 16; s += 16, n -= 16, ka += k[3], kb += k[4])
+        h = rotl(h, 29) ^ fold(load64(s) ^ ka, load64(s + 8) ^ kb);
+    /* The last 1..16 bytes (0 only for the empty string), read with loads
+     * that may overlap rather than byte by byte; the length, mixed in
+     * above, tells the cases apart. Keys of their own: the length fixes
+     * their position, and the block keys stay loop-local. */
     uint64_t a = 0, b = 0;
     if (n >= 8) {
         a = load64(s);
@@ -68,6 +153,6 @@ ustr_hash_bytes(const char *s, size_t len)
         a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
             (uint64_t)(unsigned char)s[n - 1] << 16;
     }
-    h = rotl(h, 29) ^ fold(a ^ K3, b ^ K4);
-    return fold(h ^ K5, h ^ K1);
+    h = rotl(h, 29) ^ fold(a ^ k[5], b ^ k[6]);
+    return fold(h ^ k[7], h ^ k[1]);
 }

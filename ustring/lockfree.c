@@ -501,10 +501,13 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
         ustr__count(&th->counters.inserts, 1);
     else if (mine)
         ustr__rep_unmake(t, th, mine);
-    /* Relaxed, both: `pending` is a hint; the epoch domain's lock orders
-     * the real work. */
+    /* Only after an insert of this thread's own, every RECLAIM_EVERY of
+     * them: a thread that only looks up (or lost the race to publish)
+     * would otherwise, with 0 inserts, try at every miss while an array is
+     * pending, each try a lock and a membarrier. Relaxed, both: `pending`
+     * is a hint; the epoch domain's lock orders the real work. */
     uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
-    if (inserts % RECLAIM_EVERY == 0 &&
+    if (published && inserts % RECLAIM_EVERY == 0 &&
         atomic_load_explicit(&t->lf.epochs.pending, memory_order_relaxed))
         ustr_epoch_reclaim(&t->lf.epochs);
     if (!r)

@@ -123,8 +123,16 @@ ustr_hash(ustr u)
     return ((const uint64_t *)(const void *)u)[-2];
 }
 
-/* The hash a table stores for these bytes; equal bytes, equal hash. */
+/* The hash a table stores for these bytes; equal bytes, equal hash. Keyed
+ * per process (hash.c says why): the same bytes hash differently in another
+ * run, unless USTR_HASH_SEED in the environment fixes the key (a number,
+ * decimal or 0x hex, read before main()). Nothing a table returns depends
+ * on the key: only where a string sits in an index. */
 uint64_t ustr_hash_bytes(const char *s, size_t len);
+
+/* The seed the keys of this process came from (USTR_HASH_SEED's value,
+ * or a random one). */
+uint64_t ustr_hash_seed(void);
 
 /* Counters are per thread and merged when read, so keeping them on costs no
  * shared write. Read them while other threads intern and the figures are a

@@ -37,6 +37,10 @@ ustr__rep_matches(const ustr__rep *r, uint64_t hash, const char *s, size_t len)
     return r->hash == hash && r->len == len && memcmp(r->chars, s, len) == 0;
 }
 
+/* Re-keys the hash from `seed`, as USTR_HASH_SEED would. Tests only: not
+ * thread-safe, and strings interned before it keep their old hashes. */
+void ustr__hash_seed_set(uint64_t seed);
+
 /* ---- memory -------------------------------------------------------------- */
 
 void *ustr__alloc(const ustr_table *t, size_t size); /* 16-aligned or NULL */
