@@ -8,8 +8,21 @@
  * only if it is still there; the evictor clears the slot, then scans the
  * hazard pointers. If the reader's second load came before the clear, its
  * hazard store came before the scan, which sees it; if after, it saw the
- * slot cleared and did not use the tile. */
+ * slot cleared and did not use the tile.
+ *
+ * The reader's fence, made asymmetric (ustr_fence.h). The store-load order
+ * above costs a full fence (xchg) at every tile fetch, one to sixteen per
+ * lookup. Where membarrier(2) is registered, the reader stores its hazard
+ * relaxed behind a compiler barrier, and the reclaimer calls
+ * ustr_fence_writer() after the clears and before its scan: every running
+ * reader executes a full barrier at some point B during that call. A reader
+ * whose second load comes after its B sees the clear (made before the
+ * call) and drops the tile; one whose load came before B had its hazard
+ * visible by B, so the scan, after the call, sees it and keeps the tile.
+ * A reclaim then costs a system call, so retired tiles are scanned in
+ * batches: once there are more of them than threads (reclaim_locked()). */
 #include "texture_internal.h"
+#include "ustr_fence.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +40,7 @@ tex__cache_init(tex_system *ts)
     const char *dir = getenv("TMPDIR");
     char        path[4096];
     snprintf(path, sizeof path, "%s/rt-tiles-XXXXXX", dir && *dir ? dir : "/tmp");
+    ustr_fence_init(); /* before any reader announces a hazard */
     ts->spill_fd = mkstemp(path);
     if (ts->spill_fd < 0)
         return TEX_ERR_OPEN;
@@ -246,12 +260,28 @@ evict_locked(tex_system *ts, tex_thread *tc)
     }
 }
 
-/* Frees the retired tiles no hazard pointer names; cache lock held. At most
- * one tile per thread stays retired. */
+/* Frees the retired tiles no hazard pointer names; cache lock held. Scans
+ * only once more tiles are retired than there are threads, so that each
+ * scan's fence (a system call where it is asymmetric) pays for several
+ * tiles; each thread's hazard holds at most one, so at most twice as many
+ * tiles as threads stay retired, beyond the cap. */
 static void
 reclaim_locked(tex_system *ts)
 {
+    if (!ts->retired)
+        return;
     pthread_mutex_lock(&ts->threads_lock);
+    size_t nretired = 0, nthreads = 0;
+    for (tex__tile *t = ts->retired; t; t = t->retired_next)
+        nretired++;
+    for (tex_thread *tc = ts->threads; tc; tc = tc->next)
+        nthreads++;
+    /* The readers' half of the fence (see the top); if it fails, nothing
+     * is proved free this time. */
+    if (nretired <= nthreads || !ustr_fence_writer()) {
+        pthread_mutex_unlock(&ts->threads_lock);
+        return;
+    }
     for (tex__tile **link = &ts->retired; *link;) {
         tex__tile *t = *link;
         bool       held = false;
@@ -302,8 +332,9 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     _Atomic(tex__tile *) *slot = &f->levels[level].tiles[index];
     tex__tile            *other = atomic_load_explicit(slot, memory_order_relaxed);
     if (other) { /* another thread loaded it meanwhile */
-        /* seq_cst, as in protect(); under the cache lock nobody can evict
-         * it before the hazard is up. */
+        /* Under the cache lock nobody can evict it before the hazard is
+         * up, and the lock orders the store before any later scan; seq_cst
+         * is only the plainest choice on this rare path. */
         atomic_store_explicit(&tc->hazard, other, memory_order_seq_cst);
         pthread_mutex_unlock(&ts->cache_lock);
         atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
@@ -318,7 +349,7 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     } else {
         t->ring_next = t->ring_prev = ts->hand = t;
     }
-    /* Protected before anyone else can reach it; seq_cst as in protect(). */
+    /* Protected before anyone else can reach it; as above. */
     atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
     /* Release publishes the texels to readers (acquire in protect()). */
     atomic_store_explicit(slot, t, memory_order_release);
@@ -338,8 +369,10 @@ protect(tex_thread *tc, _Atomic(tex__tile *) *slot)
     /* Acquire: pairs with the release in tile_load(); we see the texels. */
     tex__tile *t = atomic_load_explicit(slot, memory_order_acquire);
     while (t) {
-        /* seq_cst, store and load: the hazard protocol at the top. */
-        atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
+        /* The hazard protocol at the top: the store ordered before the
+         * load (seq_cst, or relaxed where the reclaimer's membarrier is
+         * the fence), and the load seq_cst. */
+        ustr_fence_announce(&tc->hazard, t);
         tex__tile *again = atomic_load_explicit(slot, memory_order_seq_cst);
         if (again == t)
             return t;

@@ -1,36 +1,12 @@
-#define _GNU_SOURCE /* syscall() */
 #include "ustr_epoch.h"
 
-#include <linux/membarrier.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-_Atomic bool          ustr__epoch_asymmetric;
-static pthread_once_t asymmetric_once = PTHREAD_ONCE_INIT;
-
-static int
-membarrier(int cmd)
-{
-    return (int)syscall(SYS_membarrier, cmd, 0, 0);
-}
-
-/* Registers for expedited membarriers, which a reclaim then issues. */
-static void
-asymmetric_init(void)
-{
-    bool ok =
-        !getenv("USTR_NO_MEMBARRIER") && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-    /* Relaxed: pthread_once() orders this before every caller's return,
-     * and a reader reaches a domain only after its init. */
-    atomic_store_explicit(&ustr__epoch_asymmetric, ok, memory_order_relaxed);
-}
 
 void
 ustr_epoch_init(ustr_epoch *d)
 {
-    pthread_once(&asymmetric_once, asymmetric_init);
+    ustr_fence_init();
     atomic_init(&d->epoch, 2);
     pthread_mutex_init(&d->lock, NULL);
     d->recs = NULL;
@@ -88,8 +64,7 @@ detach_safe(ustr_epoch *d, size_t *count)
     /* Relaxed: see the flag's comment in ustr_epoch.h. The readers' half of
      * the fence (see the top of ustr_epoch.h); if it fails, nothing is
      * proved free this time. */
-    if (atomic_load_explicit(&ustr__epoch_asymmetric, memory_order_relaxed) &&
-        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+    if (!ustr_fence_writer())
         return NULL;
     uint64_t oldest = UINT64_MAX;
     for (ustr_epoch_rec *r = d->recs; r; r = r->next) {

@@ -20,8 +20,8 @@
  *
  * The reader's fence, made asymmetric. A seq_cst store is a full fence
  * (xchg on x86, some 20 cycles: a third of a string lookup), paid at every
- * enter(). Where Linux offers membarrier(2) (registered once, in the first
- * ustr_epoch_init()), enter() instead stores relaxed behind a compiler
+ * enter(). Where Linux offers membarrier(2) (ustr_fence.h; registered in
+ * the first ustr_epoch_init()), enter() instead stores relaxed behind a compiler
  * barrier, and reclaim() calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
  * before its scan: every running thread of the process executes a full
  * barrier at some point B during the call (a sleeping one has passed one).
@@ -33,6 +33,8 @@
  * environment (tests run both), the symmetric fences above are used. */
 #ifndef USTR_EPOCH_H
 #define USTR_EPOCH_H
+
+#include "ustr_fence.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -72,28 +74,16 @@ void ustr_epoch_destroy(ustr_epoch *d);
 void ustr_epoch_register(ustr_epoch *d, ustr_epoch_rec *r);
 void ustr_epoch_unregister(ustr_epoch *d, ustr_epoch_rec *r);
 
-/* Whether reclaim() supplies the readers' fence (see the top). Written once,
- * inside the first ustr_epoch_init(), which happens before any use of any
- * domain; false until then, and the symmetric fence is always safe. */
-extern _Atomic bool ustr__epoch_asymmetric;
-
 static inline void
 ustr_epoch_enter(ustr_epoch *d, ustr_epoch_rec *r)
 {
     /* Acquire pairs with the seq_cst bump in ustr_epoch_retire(): a reader
      * that sees the new epoch also sees the unlink made before it. */
     uint64_t e = atomic_load_explicit(&d->epoch, memory_order_acquire);
-    /* Relaxed: see the flag's comment. */
-    if (atomic_load_explicit(&ustr__epoch_asymmetric, memory_order_relaxed)) {
-        /* Relaxed, with the compiler kept from hoisting the reader's later
-         * loads above it; reclaim()'s membarrier is the fence. */
-        atomic_store_explicit(&r->active, e, memory_order_relaxed);
-        atomic_signal_fence(memory_order_seq_cst);
-        return;
-    }
-    /* seq_cst: the announcement must come before the reader's loads of
-     * shared pointers in the total order (see the top of this file). */
-    atomic_store_explicit(&r->active, e, memory_order_seq_cst);
+    /* The announcement must come before the reader's loads of shared
+     * pointers (see the top of this file): seq_cst, or relaxed where
+     * reclaim()'s membarrier is the fence (ustr_fence.h). */
+    ustr_fence_announce(&r->active, e);
 }
 
 static inline void
