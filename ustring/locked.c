@@ -132,3 +132,13 @@ ustr__locked_free(ustr_table *t)
     ustr__lines_free(t, t->shards_raw, t->nshards * sizeof(ustr__shard));
     t->shards = t->shards_raw = NULL;
 }
+
+uint64_t
+ustr__locked_walk_count(ustr_table *t)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->nshards; i++)
+        for (size_t k = 0; k <= t->shards[i].map.mask; k++)
+            n += t->shards[i].map.slots[k].rep != NULL;
+    return n;
+}

@@ -539,3 +539,19 @@ ustr__lockfree_free(ustr_table *t)
         a = n;
     }
 }
+
+uint64_t
+ustr__lockfree_walk_count(ustr_table *t)
+{
+    /* A string being moved is in two arrays: counted in the newer one,
+     * where it is unmarked, and not where it is MOVED. Relaxed, all: no
+     * thread interns meanwhile. */
+    uint64_t n = 0;
+    for (ustr__lf_array *a = atomic_load_explicit(&t->lf.current, memory_order_relaxed); a;
+         a = atomic_load_explicit(&a->next, memory_order_relaxed))
+        for (size_t i = 0; i <= a->mask; i++) {
+            uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
+            n += v > FROZEN && !(v & MOVED);
+        }
+    return n;
+}

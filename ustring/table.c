@@ -136,6 +136,13 @@ ustr_table_intern(ustr_table *t, const char *s, size_t len)
     return r ? r->chars : NULL; /* on NULL, errno was set by the strategy */
 }
 
+uint64_t
+ustr__table_walk_count(ustr_table *t)
+{
+    return t->lock == USTR_LOCK_LOCKFREE ? ustr__lockfree_walk_count(t)
+                                         : ustr__locked_walk_count(t);
+}
+
 ustr
 ustr_table_intern_cstr(ustr_table *t, const char *s)
 {

@@ -212,6 +212,13 @@ const ustr__rep *ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const ch
 /* Frees retired arrays that no reader can hold. */
 void ustr__lockfree_reclaim(ustr_table *t);
 
+/* Strings held, counted by walking the index slot by slot rather than read
+ * from the insert counters (tests check one against the other). No thread
+ * may intern meanwhile. */
+uint64_t ustr__table_walk_count(ustr_table *t);
+uint64_t ustr__locked_walk_count(ustr_table *t);
+uint64_t ustr__lockfree_walk_count(ustr_table *t);
+
 size_t ustr__pow2_at_least(size_t n);
 
 #endif
