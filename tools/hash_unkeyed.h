@@ -58,4 +58,18 @@ hash_unkeyed(const char *s, size_t len)
     return hash_unkeyed_fold(h ^ 0xC2B2AE3D27D4EB4Fu, h ^ HASH_UNKEYED_K1);
 }
 
+/* Name i of the collision family: K1's 8 bytes, 8 bytes from i (letters
+ * A-P), "/tex.png": 24 bytes, every one with the same unkeyed hash. */
+#define HASH_UNKEYED_FAMILY_LEN 24
+
+static inline void
+hash_unkeyed_family_name(uint64_t i, char name[HASH_UNKEYED_FAMILY_LEN])
+{
+    uint64_t k1 = HASH_UNKEYED_K1;
+    memcpy(name, &k1, 8); /* little-endian: the bytes the hash loaded as K1 */
+    for (int b = 0; b < 8; b++)
+        name[8 + b] = (char)('A' + (i >> (4 * b) & 15));
+    memcpy(name + 16, "/tex.png", 8);
+}
+
 #endif

@@ -3,14 +3,17 @@
  * trilinear blending, UDIM resolution, channel subsets, missing files. The
  * textures are PNGs the test writes itself into a fresh temporary folder. */
 #include "check.h"
+#include "hash_unkeyed.h"
 #include "tex_exr.h"
 #include "tex_file_testing.h"
 #include "texture.h"
+#include "time_testing.h"
 #include "ustring.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *dir; /* tex_test_dir() */
@@ -886,6 +889,63 @@ case_microcache_pair(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Seconds to open n names made by make(i) (none exists: each is a failed
+ * open, reported once) in a fresh system; every one is reported. Gives up
+ * past `limit` seconds, returning what it took so far. */
+static double
+open_secs(size_t n, void (*make)(uint64_t i, char name[HASH_UNKEYED_FAMILY_LEN]), double limit)
+{
+    tex_system *ts;
+    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
+    open_reports = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint64_t i = 0; i < n; i++) {
+        char name[HASH_UNKEYED_FAMILY_LEN];
+        make(i, name);
+        ustr u = ustr_intern(name, sizeof name);
+        REQUIRE(u != NULL);
+        CHECK_EQ_INT(tex_file_open(ts, tc, u, false), TEX_ERR_OPEN);
+        if (i % 1024 == 1023 && test_secs_since(&t0) > limit)
+            break;
+    }
+    double secs = test_secs_since(&t0);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+    return secs;
+}
+
+/* Random names of the family's length, none of them a file. */
+static void
+random_name(uint64_t i, char name[HASH_UNKEYED_FAMILY_LEN])
+{
+    for (int b = 0; b < HASH_UNKEYED_FAMILY_LEN; b++)
+        name[b] = (char)('a' + (i * 7919 + (uint64_t)b * 104729) % 26 + (i >> b) % 2);
+    name[0] = '~'; /* relative, and never a folder that exists */
+}
+
+/* The flood (issue 14): 100,000 texture names that share one hash under
+ * the former, unkeyed string hash (tools/hash_unkeyed.h), opened as
+ * textures, cost about what 100,000 other names do: the file table is
+ * indexed by ustr_hash(), now keyed. Timed against a bound 5x the baseline
+ * where the former hash gave quadratic probing (minutes); best of 3. */
+static void
+case_flood(const char *arg)
+{
+    (void)arg;
+    enum { N = 100000 };
+    double fam = 1e9, rnd = 1e9;
+    for (int r = 0; r < 3; r++) { /* with the former hash: past 5x, given up */
+        double b = open_secs(N, random_name, 1e9);
+        double f = open_secs(N, hash_unkeyed_family_name, 5 * b);
+        fam = f < fam ? f : fam;
+        rnd = b < rnd ? b : rnd;
+    }
+    fprintf(stderr, "family %.0f ms, other names %.0f ms\n", fam * 1e3, rnd * 1e3);
+    CHECK(fam < 5 * rnd);
+}
+
 static unsigned
 nearly_constant(uint32_t x, uint32_t y, uint32_t c)
 {
@@ -956,6 +1016,7 @@ main(int argc, char **argv)
         {"file_open", case_file_open},
         {"microcache_pair", case_microcache_pair},
         {"constant", case_constant},
+        {"flood", case_flood},
         {NULL, NULL},
     };
     dir = tex_test_dir();
