@@ -36,14 +36,10 @@
 #include <time.h>
 #include <unistd.h>
 
-__extension__ typedef unsigned __int128 u128;
-
-/* The keys: k[0] starts the state, k[1]/k[2] key the first block's words
- * and k[3]/k[4] step them from block to block (odd), k[5]/k[6] key the
- * last 1..16 bytes, k[7] the final fold. Written once, by
- * keys_init() before main() or by ustr__hash_seed_set() in tests, before
- * any thread can hash. */
-static uint64_t k[8];
+/* The keys (what each one keys: ustr__hash() in ustring_internal.h).
+ * Written once, by keys_init() before main() or by ustr__hash_seed_set()
+ * in tests, before any thread can hash. */
+uint64_t        ustr__hash_keys[8];
 static uint64_t seed_used;
 
 static uint64_t
@@ -60,8 +56,8 @@ ustr__hash_seed_set(uint64_t seed)
 {
     uint64_t x = seed_used = seed;
     for (int i = 0; i < 8; i++)
-        k[i] = splitmix64(&x);
-    k[3] |= 1, k[4] |= 1;
+        ustr__hash_keys[i] = splitmix64(&x);
+    ustr__hash_keys[3] |= 1, ustr__hash_keys[4] |= 1;
 }
 
 uint64_t
@@ -97,62 +93,14 @@ keys_init(void)
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        seed ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts ^ (uint64_t)(uintptr_t)k << 7;
+        seed ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts ^
+                (uint64_t)(uintptr_t)ustr__hash_keys << 7;
     }
     ustr__hash_seed_set(seed);
-}
-
-static inline uint64_t
-load64(const char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, sizeof w); /* unaligned-safe; compiles to one load */
-    return w;
-}
-
-static inline uint64_t
-load32(const char *p)
-{
-    uint32_t w;
-    memcpy(&w, p, sizeof w);
-    return w;
-}
-
-static inline uint64_t
-fold(uint64_t x, uint64_t y)
-{
-    u128 p = (u128)x * y;
-    return (uint64_t)p ^ (uint64_t)(p >> 64);
-}
-
-static inline uint64_t
-rotl(uint64_t x, int r)
-{
-    return x << r | x >> (64 - r);
 }
 
 uint64_t
 ustr_hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = k[0] ^ len, ka = k[1], kb = k[2];
-    size_t   n = len;
-    for (; n > 16; s += 16, n -= 16, ka += k[3], kb += k[4])
-        h = rotl(h, 29) ^ fold(load64(s) ^ ka, load64(s + 8) ^ kb);
-    /* The last 1..16 bytes (0 only for the empty string), read with loads
-     * that may overlap rather than byte by byte; the length, mixed in
-     * above, tells the cases apart. Keys of their own: the length fixes
-     * their position, and the block keys stay loop-local. */
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        a = load64(s);
-        b = load64(s + n - 8);
-    } else if (n >= 4) {
-        a = load32(s);
-        b = load32(s + n - 4);
-    } else if (n > 0) {
-        a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-            (uint64_t)(unsigned char)s[n - 1] << 16;
-    }
-    h = rotl(h, 29) ^ fold(a ^ k[5], b ^ k[6]);
-    return fold(h ^ k[7], h ^ k[1]);
+    return ustr__hash(s, len);
 }

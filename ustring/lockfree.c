@@ -221,8 +221,9 @@ retire(ustr_table *t, ustr__lf_array *a)
 /* ---- probing and placing ---- */
 
 /* Finds the key in `a` alone. On a miss returns NULL with the free slot that
- * ended the probe in *at and its value (EMPTY or FROZEN) in *seen. */
-static const ustr__rep *
+ * ended the probe in *at and its value (EMPTY or FROZEN) in *seen. Inline
+ * always: it is most of a hit. */
+static inline __attribute__((always_inline)) const ustr__rep *
 probe(ustr__lf_array *a, uint64_t hash, const char *s, size_t len, size_t *at, uintptr_t *seen)
 {
     for (size_t i = hash & a->mask;; i = (i + 1) & a->mask) {
@@ -247,7 +248,7 @@ lookup(ustr__lf_array *a, uint64_t hash, const char *s, size_t len)
 {
     for (;;) {
         size_t           at;
-        uintptr_t        seen;
+        uintptr_t        seen = EMPTY; /* set by every miss; for the compiler */
         const ustr__rep *r = probe(a, hash, s, len, &at, &seen);
         if (r || seen == EMPTY)
             return r;
@@ -474,15 +475,13 @@ advance(ustr_table *t)
 
 /* ---- the strategy ---- */
 
-const ustr__rep *
-ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash)
+/* The string was not there: makes its rep and publishes it, or takes the
+ * one another thread published meanwhile. NULL with errno when out of
+ * memory. */
+static const ustr__rep *
+insert(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash)
 {
-    epoch_enter(t, th);
-    const ustr__rep *r = lookup(current(t), hash, s, len);
-    epoch_leave(th);
-    if (r)
-        return r;
-
+    const ustr__rep *r = NULL;
     /* Allocate outside the epoch: an allocator is slow, and would keep
      * retired arrays from being freed meanwhile. */
     ustr__rep *mine = ustr__rep_make(t, th, s, len, hash);
@@ -513,6 +512,28 @@ ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len
     if (!r)
         errno = ENOMEM; /* last: a free_fn above may have changed errno */
     return r;
+}
+
+/* Everything a hit needs is inline here, in one frame: the thread's
+ * record, the hash, the epoch and the probe (a hit is the common case, and
+ * calls and their frames were a third of its instructions). */
+ustr
+ustr__lockfree_intern(ustr_table *t, const char *s, size_t len)
+{
+    uint64_t      hash = ustr__hash(s, len); /* first: fewer values live across its loop */
+    ustr__thread *th = ustr__thread_get(t, t->id);
+    if (!th) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    epoch_enter(t, th);
+    const ustr__rep *r = lookup(current(t), hash, s, len);
+    epoch_leave(th);
+    if (!r)
+        r = insert(t, th, s, len, hash);
+    /* On every path, failures too: see ustr__count_release(). */
+    ustr__count_release(&th->counters.lookups, r ? 1 : 0);
+    return r ? r->chars : NULL; /* on NULL, errno was set by insert() */
 }
 
 ustr_result

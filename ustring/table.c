@@ -110,8 +110,11 @@ ustr_table_destroy(ustr_table *t)
     ustr__free(t, t, sizeof *t);
 }
 
-ustr
-ustr_table_intern(ustr_table *t, const char *s, size_t len)
+/* ustr_table_intern(), from the argument checks on. Out of line, so that
+ * its frame (the locked strategies' state is kept across calls) is not set
+ * up for the lockfree hit below. */
+static __attribute__((noinline)) ustr
+intern_checked(ustr_table *t, const char *s, size_t len)
 {
     if (!s && len) {
         errno = EINVAL;
@@ -123,17 +126,25 @@ ustr_table_intern(ustr_table *t, const char *s, size_t len)
     }
     if (!s)
         s = "";
+    if (t->lock == USTR_LOCK_LOCKFREE)
+        return ustr__lockfree_intern(t, s, len); /* NULL with 0 bytes: the empty string */
     ustr__thread *th = ustr__thread_get(t, t->id);
     if (!th) {
         errno = ENOMEM;
         return NULL;
     }
-    uint64_t         hash = ustr_hash_bytes(s, len);
-    const ustr__rep *r = t->lock == USTR_LOCK_LOCKFREE ? ustr__lockfree_intern(t, th, s, len, hash)
-                                                       : ustr__locked_intern(t, th, s, len, hash);
+    const ustr__rep *r = ustr__locked_intern(t, th, s, len, ustr__hash(s, len));
     /* On every path, failures too: see ustr__count_release(). */
     ustr__count_release(&th->counters.lookups, r ? 1 : 0);
     return r ? r->chars : NULL; /* on NULL, errno was set by the strategy */
+}
+
+ustr
+ustr_table_intern(ustr_table *t, const char *s, size_t len)
+{
+    if (t->lock == USTR_LOCK_LOCKFREE && s && len <= USTR_MAX_LEN)
+        return ustr__lockfree_intern(t, s, len); /* all inline there, in one frame */
+    return intern_checked(t, s, len);
 }
 
 uint64_t

@@ -17,6 +17,23 @@
 
 #define USTR__CACHE_LINE 64
 
+/* Unaligned loads of a string's bytes, native byte order. */
+static inline uint64_t
+ustr__load64(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w); /* unaligned-safe; compiles to one load */
+    return w;
+}
+
+static inline uint64_t
+ustr__load32(const char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
+}
+
 /* An interned string: hash and length just before the characters, which is
  * what ustr_len() and ustr_hash() in ustring.h read. */
 typedef struct ustr__rep {
@@ -35,6 +52,55 @@ static inline bool
 ustr__rep_matches(const ustr__rep *r, uint64_t hash, const char *s, size_t len)
 {
     return r->hash == hash && r->len == len && memcmp(r->chars, s, len) == 0;
+}
+
+/* ---- the hash (hash.c says why it is shaped so and keyed) --------------- */
+
+/* k[0] starts the state, k[1]/k[2] key the first block's words and k[3]/
+ * k[4] step them from block to block (odd), k[5]/k[6] key the last 1..16
+ * bytes, k[7] the final fold. */
+extern uint64_t ustr__hash_keys[8];
+
+/* x * y to 128 bits, low half xor high half. */
+static inline uint64_t
+ustr__fold(uint64_t x, uint64_t y)
+{
+    __extension__ unsigned __int128 p = (unsigned __int128)x * y;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static inline uint64_t
+ustr__rotl(uint64_t x, int r)
+{
+    return x << r | x >> (64 - r);
+}
+
+/* ustr_hash_bytes(), inline: the intern's hot path hashes with it. */
+static inline uint64_t
+ustr__hash(const char *s, size_t len)
+{
+    const uint64_t *k = ustr__hash_keys;
+    uint64_t        h = k[0] ^ len, ka = k[1], kb = k[2];
+    size_t          n = len;
+    for (; n > 16; s += 16, n -= 16, ka += k[3], kb += k[4])
+        h = ustr__rotl(h, 29) ^ ustr__fold(ustr__load64(s) ^ ka, ustr__load64(s + 8) ^ kb);
+    /* The last 1..16 bytes (0 only for the empty string), read with loads
+     * that may overlap rather than byte by byte; the length, mixed in
+     * above, tells the cases apart. Keys of their own: the length fixes
+     * their position, and the block keys stay loop-local. */
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        a = ustr__load64(s);
+        b = ustr__load64(s + n - 8);
+    } else if (n >= 4) {
+        a = ustr__load32(s);
+        b = ustr__load32(s + n - 4);
+    } else if (n > 0) {
+        a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+            (uint64_t)(unsigned char)s[n - 1] << 16;
+    }
+    h = ustr__rotl(h, 29) ^ ustr__fold(a ^ k[5], b ^ k[6]);
+    return ustr__fold(h ^ k[7], h ^ k[1]);
 }
 
 /* Re-keys the hash from `seed`, as USTR_HASH_SEED would. Tests only: not
@@ -205,10 +271,12 @@ void             ustr__locked_free(ustr_table *t);
 const ustr__rep *ustr__locked_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len,
                                      uint64_t hash);
 
-ustr_result      ustr__lockfree_init(ustr_table *t);
-void             ustr__lockfree_free(ustr_table *t);
-const ustr__rep *ustr__lockfree_intern(ustr_table *t, ustr__thread *th, const char *s, size_t len,
-                                       uint64_t hash);
+ustr_result ustr__lockfree_init(ustr_table *t);
+void        ustr__lockfree_free(ustr_table *t);
+/* ustr_table_intern() on a lockfree table, the arguments checked (s not
+ * NULL, len at most USTR_MAX_LEN): the thread's record, the hash and the
+ * count included. */
+ustr ustr__lockfree_intern(ustr_table *t, const char *s, size_t len);
 /* Frees retired arrays that no reader can hold. */
 void ustr__lockfree_reclaim(ustr_table *t);
 
