@@ -6,6 +6,8 @@
 #ifndef RT_TOOLS_HASH_UNKEYED_H
 #define RT_TOOLS_HASH_UNKEYED_H
 
+#include "ustring_internal.h" /* the same primitives: loads, fold, rotate */
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,49 +15,26 @@
 #define HASH_UNKEYED_K1 0xE7037ED1A0B428DBu
 
 static inline uint64_t
-hash_unkeyed_load(const char *p, size_t bytes)
-{
-    uint64_t w = 0;
-    memcpy(&w, p, bytes); /* little-endian: the low bytes, as the hash read them */
-    return w;
-}
-
-static inline uint64_t
-hash_unkeyed_fold(uint64_t x, uint64_t y)
-{
-    __extension__ unsigned __int128 p = (unsigned __int128)x * y;
-    return (uint64_t)p ^ (uint64_t)(p >> 64);
-}
-
-static inline uint64_t
-hash_unkeyed_rotl(uint64_t x, int r)
-{
-    return x << r | x >> (64 - r);
-}
-
-static inline uint64_t
 hash_unkeyed(const char *s, size_t len)
 {
     uint64_t h = 0x9E3779B97F4A7C15u ^ len;
     size_t   n = len;
     for (; n > 16; s += 16, n -= 16)
-        h = hash_unkeyed_rotl(h, 29) ^
-            hash_unkeyed_fold(hash_unkeyed_load(s, 8) ^ HASH_UNKEYED_K1,
-                              hash_unkeyed_load(s + 8, 8) ^ 0xA0761D6478BD642Fu);
+        h = ustr__rotl(h, 29) ^ ustr__fold(ustr__load64(s) ^ HASH_UNKEYED_K1,
+                                           ustr__load64(s + 8) ^ 0xA0761D6478BD642Fu);
     uint64_t a = 0, b = 0;
     if (n >= 8) {
-        a = hash_unkeyed_load(s, 8);
-        b = hash_unkeyed_load(s + n - 8, 8);
+        a = ustr__load64(s);
+        b = ustr__load64(s + n - 8);
     } else if (n >= 4) {
-        a = hash_unkeyed_load(s, 4);
-        b = hash_unkeyed_load(s + n - 4, 4);
+        a = ustr__load32(s);
+        b = ustr__load32(s + n - 4);
     } else if (n > 0) {
         a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
             (uint64_t)(unsigned char)s[n - 1] << 16;
     }
-    h = hash_unkeyed_rotl(h, 29) ^
-        hash_unkeyed_fold(a ^ 0x8EBC6AF09C88C6E3u, b ^ 0xD6E8FEB86659FD93u);
-    return hash_unkeyed_fold(h ^ 0xC2B2AE3D27D4EB4Fu, h ^ HASH_UNKEYED_K1);
+    h = ustr__rotl(h, 29) ^ ustr__fold(a ^ 0x8EBC6AF09C88C6E3u, b ^ 0xD6E8FEB86659FD93u);
+    return ustr__fold(h ^ 0xC2B2AE3D27D4EB4Fu, h ^ HASH_UNKEYED_K1);
 }
 
 /* Name i of the collision family: K1's 8 bytes, 8 bytes from i (letters
