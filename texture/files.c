@@ -330,6 +330,7 @@ constant_check(tex__file *f, const tex_image *img)
             return;
     memcpy(f->constant_texel, p, px);
     f->info.constant = true;
+    tex__constant_decode(f);
 }
 
 /* PNG, JPEG, scanline EXR: decode, build the MIP chain, spill the tiles. */

@@ -440,18 +440,34 @@ sample(fetch *q, float major, float minor, bool a_major, float s, float t, const
     }
 }
 
+void
+tex__sample_init(void)
+{
+    pthread_once(&srgb_once, srgb_init);
+}
+
+void
+tex__constant_decode(tex__file *f)
+{
+    tex__sample_init();
+    fetch q = {.f = f, .o = &(tex_opts){.fill = {0, 0, 0, 1}}, .decode_srgb = f->info.srgb};
+    decode_texel(&q, f->constant_texel, 0, f->constant_rgba);
+}
+
 bool
 tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, const tex_derivs *d,
             const tex_opts *o, float rgba[4])
 {
-    pthread_once(&srgb_once, srgb_init);
-    fetch q = {.ts = ts, .tc = tc, .f = f, .o = o, .decode_srgb = f->info.srgb};
     /* A constant image filters to its texel under every filter, unless a
-     * wrap mode reads black beyond the edge. */
+     * wrap mode reads black beyond the edge: decoded once, when it was
+     * opened; only a missing alpha is the lookup's fill. */
     if (f->info.constant && o->swrap != TEX_WRAP_BLACK && o->twrap != TEX_WRAP_BLACK) {
-        decode_texel(&q, f->constant_texel, 0, rgba);
+        memcpy(rgba, f->constant_rgba, 4 * sizeof(float));
+        if (f->info.nchannels == 1 || f->info.nchannels == 3)
+            rgba[3] = o->fill[3];
         return true;
     }
+    fetch q = {.ts = ts, .tc = tc, .f = f, .o = o, .decode_srgb = f->info.srgb};
 
     /* The footprint's axes in level-0 texels. */
     float W = (float)f->info.width, H = (float)f->info.height;

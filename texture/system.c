@@ -23,6 +23,7 @@ tex_system_create(const tex_config *cfg, tex_system **out)
         ts->cfg.max_open_files = 256;
     ts->max_memory = ts->cfg.max_memory_mb << 20;
     ts->spill_fd = -1;
+    tex__sample_init(); /* before any thread can look up */
     /* Every lock first, so that destroy after a failure meets no
      * uninitialised one. */
     pthread_mutex_init(&ts->threads_lock, NULL);

@@ -70,8 +70,11 @@ struct tex__file {
      * divisions; tile_shift_x is 0 when a size is not a power of two. */
     uint8_t tile_shift_x, tile_shift_y;
     char   *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
-    /* info.constant: the one texel, as stored (at most 4 floats). */
+    /* info.constant: the one texel, as stored (at most 4 floats), and as
+     * linear RGBA (tex__constant_decode(); alpha 1 where the image has
+     * none, which a lookup replaces with its fill's). */
     alignas(16) unsigned char constant_texel[16];
+    float constant_rgba[4];
 
     /* TEX__SOURCE_EXR only; guarded by `lock`. Closed and reopened under
      * the system's open-file cap. */
@@ -206,6 +209,11 @@ void tex__report(tex_system *ts, const char *name, const char *reason);
 /* sample.c */
 /* Filters a lookup into rgba; false when a tile could not be read (its
  * texels are the fill). */
+/* The sampler's decoding tables, once per process: before the first
+ * tex__sample() (tex_system_create() calls it). */
+void tex__sample_init(void);
+/* Fills f->constant_rgba from f->constant_texel. */
+void tex__constant_decode(tex__file *f);
 bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);
 
