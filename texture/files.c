@@ -165,17 +165,14 @@ insert_locked(tex_system *ts, ustr name, bool raw)
 }
 
 tex__file *
-tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
+tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
     /* Two-way: the pair of entries the name's hash picks, the last used
      * first. Direct-mapped, two files a shading point alternates between
      * (a material's slots, an environment map) can share an entry and evict
-     * each other at every lookup. */
-    tex__micro *m = &tc->micro[((ustr_hash(name) >> 7) * 2 + raw * 2) & (TEX__MICROCACHE - 2)];
-    if (m[0].name == name && m[0].raw == raw) {
-        tex__count(&tc->counters.microcache_hits, 1);
-        return m[0].file;
-    }
+     * each other at every lookup. The first way was checked inline
+     * (tex__file_find()). */
+    tex__micro *m = tex__micro_pair(tc, name, raw);
     if (m[1].name == name && m[1].raw == raw) {
         tex__micro hit = m[1];
         m[1] = m[0], m[0] = hit;
@@ -416,7 +413,7 @@ open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 }
 
 tex_result
-tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f)
+tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f)
 {
     /* Acquire pairs with the releases below: READY means the fields are
      * set, BROKEN that `error` is. */

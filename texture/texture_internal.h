@@ -180,9 +180,13 @@ typedef struct tex__alias tex__alias;
 /* files.c */
 tex_result tex__files_init(tex_system *ts);
 void       tex__files_free(tex_system *ts);
-/* The entry for (name, raw), made if new; NULL: out of memory. */
-tex__file *tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw);
-tex_result tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f);
+/* The entry for (name, raw), made if new; NULL: out of memory.
+ * tex__file_find() is its inline front: a hit on the first way of the
+ * thread's microcache, every lookup's usual case, costs no call. */
+tex__file *tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw);
+/* Opens f on first use; TEX_OK once it is READY, else why not.
+ * tex__file_ready() is its inline front for a READY file. */
+tex_result tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
 /* A READY file turned out unreadable (a tile failed): BROKEN from now on,
  * reported once, counted. Lookups already running on it finish safely. */
 void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err);
@@ -216,5 +220,36 @@ void tex__sample_init(void);
 void tex__constant_decode(tex__file *f);
 bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);
+
+/* ---- the inline fronts of files.c (declared above) ---- */
+
+/* The pair of microcache entries a name picks: two-way, the last used
+ * first (files.c says why two). */
+static inline tex__micro *
+tex__micro_pair(tex_thread *tc, ustr name, bool raw)
+{
+    return &tc->micro[((ustr_hash(name) >> 7) * 2 + raw * 2) & (TEX__MICROCACHE - 2)];
+}
+
+static inline tex__file *
+tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
+{
+    tex__micro *m = tex__micro_pair(tc, name, raw);
+    if (m[0].name == name && m[0].raw == raw) {
+        tex__count(&tc->counters.microcache_hits, 1);
+        return m[0].file;
+    }
+    return tex__file_find_slow(ts, tc, name, raw);
+}
+
+static inline tex_result
+tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f)
+{
+    /* Acquire pairs with the release in tex__file_ready_slow() that made
+     * it READY: we see its fields. */
+    if (atomic_load_explicit(&f->state, memory_order_acquire) == TEX__READY)
+        return TEX_OK;
+    return tex__file_ready_slow(ts, tc, f);
+}
 
 #endif
