@@ -45,9 +45,9 @@ static uint64_t seed_used;
 static uint64_t
 splitmix64(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    uint64_t z = *x = ustr__add_wrap(*x, 0x9E3779B97F4A7C15u);
+    z = ustr__mul_wrap(z ^ (z >> 30), 0xBF58476D1CE4E5B9u);
+    z = ustr__mul_wrap(z ^ (z >> 27), 0x94D049BB133111EBu);
     return z ^ (z >> 31);
 }
 
@@ -92,7 +92,8 @@ keys_init(void)
     if (got < sizeof seed) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        seed =
+            ustr__add_wrap(ustr__mul_wrap((uint64_t)ts.tv_sec, 1000000000u), (uint64_t)ts.tv_nsec);
         seed ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&ts ^
                 (uint64_t)(uintptr_t)ustr__hash_keys << 7;
     }

@@ -61,6 +61,21 @@ ustr__rep_matches(const ustr__rep *r, uint64_t hash, const char *s, size_t len)
  * bytes, k[7] the final fold. */
 extern uint64_t ustr__hash_keys[8];
 
+/* a + b mod 2^64, added in 128 bits: deliberate wrap-around, which the
+ * fuzz preset's sanitizer (unsigned-integer-overflow) would flag in 64. */
+static inline uint64_t
+ustr__add_wrap(uint64_t a, uint64_t b)
+{
+    return (uint64_t)((unsigned __int128)a + b);
+}
+
+/* a * b mod 2^64, likewise. */
+static inline uint64_t
+ustr__mul_wrap(uint64_t a, uint64_t b)
+{
+    return (uint64_t)((unsigned __int128)a * b);
+}
+
 /* x * y to 128 bits, low half xor high half. */
 static inline uint64_t
 ustr__fold(uint64_t x, uint64_t y)
@@ -82,7 +97,7 @@ ustr__hash(const char *s, size_t len)
     const uint64_t *k = ustr__hash_keys;
     uint64_t        h = k[0] ^ len, ka = k[1], kb = k[2];
     size_t          n = len;
-    for (; n > 16; s += 16, n -= 16, ka += k[3], kb += k[4])
+    for (; n > 16; s += 16, n -= 16, ka = ustr__add_wrap(ka, k[3]), kb = ustr__add_wrap(kb, k[4]))
         h = ustr__rotl(h, 29) ^ ustr__fold(ustr__load64(s) ^ ka, ustr__load64(s + 8) ^ kb);
     /* The last 1..16 bytes (0 only for the empty string), read with loads
      * that may overlap rather than byte by byte; the length, mixed in
