@@ -31,6 +31,7 @@
 #include "ustring_internal.h"
 
 #include <errno.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>

@@ -42,12 +42,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* One per reading thread; embed it in the thread's own state, which must
- * be 64-byte aligned (aligned_alloc), so no other thread's writes share its
- * cache line. */
+/* One per reading thread; embed it at the start of the thread's own
+ * state, which must be 64-byte aligned (aligned_alloc) and padded to whole
+ * lines, so no other thread's writes share its cache line. Not padded
+ * itself: the thread's own hot fields (its counters) may share the line. */
 typedef struct ustr_epoch_rec {
-    alignas(64) _Atomic uint64_t active; /* 0 outside; else the epoch entered */
-    struct ustr_epoch_rec *next;         /* the domain's list; guarded by its lock */
+    _Atomic uint64_t       active; /* 0 outside; else the epoch entered */
+    struct ustr_epoch_rec *next;   /* the domain's list; guarded by its lock */
 } ustr_epoch_rec;
 
 /* Embed one in every object that will be retired. */

@@ -251,8 +251,11 @@ typedef struct ustr__lockfree {
 /* ---- the table ----------------------------------------------------------- */
 
 struct ustr_table {
+    /* What every lookup reads, together at the start: a hit touches one
+     * line of the table. */
     ustr_lock      lock; /* never USTR_LOCK_DEFAULT */
     uint64_t       id;   /* unique in the process; keys ustr__tls */
+    ustr__lockfree lf;
     ustr_allocator allocator;
     size_t         initial_capacity;
 
@@ -266,10 +269,9 @@ struct ustr_table {
      * stats only. */
     _Atomic uint64_t capacity, index_bytes, grows;
 
-    ustr__shard   *shards; /* not for lockfree */
-    size_t         nshards;
-    void          *shards_raw;
-    ustr__lockfree lf;
+    ustr__shard *shards; /* not for lockfree */
+    size_t       nshards;
+    void        *shards_raw;
 };
 
 static inline void

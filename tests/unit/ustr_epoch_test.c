@@ -69,8 +69,8 @@ case_rules(const char *arg)
     ustr_epoch d;
     ustr_epoch_init(&d);
     fence_check();
-    ustr_epoch_rec *early = aligned_alloc(64, sizeof *early);
-    ustr_epoch_rec *late = aligned_alloc(64, sizeof *late);
+    ustr_epoch_rec *early = aligned_alloc(64, 64); /* a line of its own */
+    ustr_epoch_rec *late = aligned_alloc(64, 64);
     REQUIRE(early && late);
     ustr_epoch_register(&d, early);
     ustr_epoch_register(&d, late);
