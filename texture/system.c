@@ -157,6 +157,10 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
         r = atomic_load_explicit(&f->state, memory_order_acquire) == TEX__BROKEN ? f->error
                                                                                  : TEX_ERR_NOMEM;
     tex__tile_release(tc);
+    if (n == 4 && o->first_channel == 0) { /* the usual request: RGBA */
+        memcpy(result, rgba, sizeof rgba);
+        return r;
+    }
     unsigned first = o->first_channel < 4 ? o->first_channel : 4; /* no wrap-around */
     for (unsigned c = 0; c < n; c++)
         result[c] = first + c < 4 ? rgba[first + c] : o->fill[3];
