@@ -296,6 +296,41 @@ closest(fetch *q, uint32_t level, float s, float t, float rgba[4])
     texel(q, level, floor_to_int(s * lv->width), floor_to_int(t * lv->height), rgba);
 }
 
+/* An 8-bit tap whose texels are not all in one tile (it crosses a tile's
+ * edge, or wraps at the image's): each texel's bytes are gathered into a
+ * 2x2 block and blended by bilerp_u8(), so the tap costs a few tile
+ * fetches more than the usual case, not four generic texel reads. The
+ * same bits as texel() and the blend below: the same decoding tables and
+ * arithmetic. False, and nothing done, where a texel lies under a black
+ * wrap or its tile cannot be read: the general path handles those. */
+static bool
+bilerp_u8_gathered(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float fy,
+                   float rgba[4])
+{
+    const tex__level *lv = &q->f->levels[level];
+    if (q->o->swrap == TEX_WRAP_BLACK || q->o->twrap == TEX_WRAP_BLACK)
+        return false;
+    size_t  nc = q->f->info.nchannels;
+    uint8_t block[2 * 2 * 4]; /* rows of two texels */
+    int64_t xs[2] = {x0, x0 + 1}, ys[2] = {y0, y0 + 1};
+    for (int i = 0; i < 2; i++) {
+        wrap(&xs[i], lv->width, q->o->swrap);
+        wrap(&ys[i], lv->height, q->o->twrap);
+    }
+    for (int i = 0; i < 2; i++)       /* column by column: a tap across a side */
+        for (int j = 0; j < 2; j++) { /* edge fetches each tile once */
+            uint32_t index;
+            size_t   offset;
+            locate(q->f, lv, (uint32_t)xs[i], (uint32_t)ys[j], &index, &offset);
+            const tex__tile *tile = tile_at(q, level, index, (uint32_t)xs[i], (uint32_t)ys[j]);
+            if (!tile)
+                return false;
+            memcpy(block + (2 * (size_t)j + (size_t)i) * nc, tile->texels + offset, nc);
+        }
+    bilerp_u8(q, block, 2 * nc, fx, fy, rgba);
+    return true;
+}
+
 static void
 bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
 {
@@ -334,9 +369,11 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
             goto blend;
         }
     }
+    if (q->f->info.type == TEX_TYPE_U8 && bilerp_u8_gathered(q, level, x0, y0, fx, fy, rgba))
+        return;
     texel(q, level, x0, y0, a);
-    texel(q, level, x0 + 1, y0, b);
-    texel(q, level, x0, y0 + 1, c);
+    texel(q, level, x0, y0 + 1, c); /* down first: a tap across a tile's side edge */
+    texel(q, level, x0 + 1, y0, b); /* fetches each tile once */
     texel(q, level, x0 + 1, y0 + 1, d);
 blend:
     for (int k = 0; k < 4; k++) {

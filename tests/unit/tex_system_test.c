@@ -947,6 +947,68 @@ case_flood(const char *arg)
 }
 
 static unsigned
+edge_pattern(uint32_t x, uint32_t y, uint32_t c)
+{
+    return (x * 7 + y * 13 + c * 50) & 255;
+}
+
+/* Texel (x, y) of edge_pattern's 150x150 image, wrapped as `mode` wraps. */
+static float
+edge_texel(int64_t x, int64_t y, uint32_t c, tex_wrap mode)
+{
+    const int64_t n = 150;
+    int64_t       v[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        if (mode == TEX_WRAP_CLAMP)
+            v[i] = v[i] < 0 ? 0 : v[i] >= n ? n - 1 : v[i];
+        else if (mode == TEX_WRAP_MIRROR)
+            v[i] = v[i] < 0 ? -1 - v[i] : v[i] >= n ? 2 * n - 1 - v[i] : v[i];
+        else
+            v[i] = ((v[i] % n) + n) % n;
+    }
+    return (float)edge_pattern((uint32_t)v[0], (uint32_t)v[1], c) / 255.0f;
+}
+
+/* Bilinear taps whose four texels are not in one 64x64 tile: across a
+ * tile's side, bottom and corner, across the last partial tile, and
+ * wrapping at the image's edges in each wrap mode. Each must blend the
+ * right four texels (the 8-bit path gathers them from their tiles). */
+static void
+case_tile_edges(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("tile_edges.png", 150, 150, 3, edge_pattern);
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+    static const struct {
+        float x, y; /* the tap's top-left texel plus its fractions */
+    } taps[] = {{63.25f, 10.5f},  {20.75f, 127.5f}, {127.5f, 63.75f},  {128.25f, 149.5f},
+                {149.5f, 30.25f}, {-0.75f, 64.5f},  {149.25f, 149.75f}};
+    static const tex_wrap modes[] = {TEX_WRAP_PERIODIC, TEX_WRAP_CLAMP, TEX_WRAP_MIRROR};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
+        for (size_t i = 0; i < sizeof taps / sizeof *taps; i++) {
+            tex_opts o = {
+                .raw = true, .filter = TEX_FILTER_BILINEAR, .swrap = modes[m], .twrap = modes[m]};
+            float rgba[4], x = taps[i].x, y = taps[i].y;
+            /* The texel centre convention: s * 150 - 0.5 = x. */
+            CHECK_EQ_INT(
+                tex_lookup(ts, tc, name, (x + 0.5f) / 150, (y + 0.5f) / 150, NULL, &o, rgba),
+                TEX_OK);
+            int64_t x0 = (int64_t)floorf(x), y0 = (int64_t)floorf(y);
+            float   fx = x - (float)x0, fy = y - (float)y0;
+            for (uint32_t c = 0; c < 3; c++) {
+                float a = edge_texel(x0, y0, c, modes[m]), b = edge_texel(x0 + 1, y0, c, modes[m]);
+                float d = edge_texel(x0, y0 + 1, c, modes[m]);
+                float e = edge_texel(x0 + 1, y0 + 1, c, modes[m]);
+                float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+                CHECK_NEAR(rgba[c], top + (bottom - top) * fy);
+            }
+        }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+static unsigned
 nearly_constant(uint32_t x, uint32_t y, uint32_t c)
 {
     return x == 5 && y == 6 && c == 1 ? 101 : rgb_consts(x, y, c);
@@ -1017,6 +1079,7 @@ main(int argc, char **argv)
         {"microcache_pair", case_microcache_pair},
         {"constant", case_constant},
         {"flood", case_flood},
+        {"tile_edges", case_tile_edges},
         {NULL, NULL},
     };
     dir = tex_test_dir();
