@@ -21,7 +21,8 @@
  *   rotate-xor chain would repeat after 64 blocks (29 * 64 = 0 mod 64) and
  *   a block at i and its copy at i + 64 would cancel, for any keys: a
  *   collision family in strings over a kilobyte.
- * ustr_intern_test checks avalanche, both families and the fixed seed.
+ * tests/unit/ustr_hash_test.c checks avalanche, both families, the seed
+ * and a flood of every lock strategy.
  * USTR_HASH_SEED (a number, decimal or 0x hex) in the environment fixes
  * the keys, for a run that must probe the same slots each time (a table's
  * contents and every result are the same either way: only where strings
