@@ -486,7 +486,6 @@ tex__sample_init(void)
 void
 tex__constant_decode(tex__file *f)
 {
-    tex__sample_init();
     fetch q = {.f = f, .o = &(tex_opts){.fill = {0, 0, 0, 1}}, .decode_srgb = f->info.srgb};
     decode_texel(&q, f->constant_texel, 0, f->constant_rgba);
 }

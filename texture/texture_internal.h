@@ -216,7 +216,8 @@ void tex__report(tex_system *ts, const char *name, const char *reason);
 /* The sampler's decoding tables, once per process: before the first
  * tex__sample() (tex_system_create() calls it). */
 void tex__sample_init(void);
-/* Fills f->constant_rgba from f->constant_texel. */
+/* Fills f->constant_rgba from f->constant_texel (the tables set up by
+ * tex_system_create()). */
 void tex__constant_decode(tex__file *f);
 bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);

@@ -6,7 +6,7 @@
 #ifndef RT_TOOLS_HASH_UNKEYED_H
 #define RT_TOOLS_HASH_UNKEYED_H
 
-#include "ustring_internal.h" /* the same primitives: loads, fold, rotate */
+#include "ustring_internal.h" /* the same primitives: loads, tail, fold, rotate */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,17 +22,8 @@ hash_unkeyed(const char *s, size_t len)
     for (; n > 16; s += 16, n -= 16)
         h = ustr__rotl(h, 29) ^ ustr__fold(ustr__load64(s) ^ HASH_UNKEYED_K1,
                                            ustr__load64(s + 8) ^ 0xA0761D6478BD642Fu);
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        a = ustr__load64(s);
-        b = ustr__load64(s + n - 8);
-    } else if (n >= 4) {
-        a = ustr__load32(s);
-        b = ustr__load32(s + n - 4);
-    } else if (n > 0) {
-        a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-            (uint64_t)(unsigned char)s[n - 1] << 16;
-    }
+    uint64_t a, b;
+    ustr__tail_words(s, n, &a, &b);
     h = ustr__rotl(h, 29) ^ ustr__fold(a ^ 0x8EBC6AF09C88C6E3u, b ^ 0xD6E8FEB86659FD93u);
     return ustr__fold(h ^ 0xC2B2AE3D27D4EB4Fu, h ^ HASH_UNKEYED_K1);
 }

@@ -111,8 +111,8 @@ ustr_table_destroy(ustr_table *t)
 }
 
 /* ustr_table_intern(), from the argument checks on. Out of line, so that
- * its frame (the locked strategies' state is kept across calls) is not set
- * up for the lockfree hit below. */
+ * the frame its locked path needs is not set up for the lockfree hit that
+ * ustr_table_intern() hands straight on. */
 static __attribute__((noinline)) ustr
 intern_checked(ustr_table *t, const char *s, size_t len)
 {

@@ -66,14 +66,16 @@ extern uint64_t ustr__hash_keys[8];
 static inline uint64_t
 ustr__add_wrap(uint64_t a, uint64_t b)
 {
-    return (uint64_t)((unsigned __int128)a + b);
+    __extension__ typedef unsigned __int128 u128;
+    return (uint64_t)((u128)a + b);
 }
 
 /* a * b mod 2^64, likewise. */
 static inline uint64_t
 ustr__mul_wrap(uint64_t a, uint64_t b)
 {
-    return (uint64_t)((unsigned __int128)a * b);
+    __extension__ typedef unsigned __int128 u128;
+    return (uint64_t)((u128)a * b);
 }
 
 /* x * y to 128 bits, low half xor high half. */
@@ -90,6 +92,25 @@ ustr__rotl(uint64_t x, int r)
     return x << r | x >> (64 - r);
 }
 
+/* The last n (0..16) bytes at s as two words, read with loads that may
+ * overlap rather than byte by byte; the hash mixes the length in, which
+ * tells the cases apart. Both 0 for n = 0 (only the empty string). */
+static inline void
+ustr__tail_words(const char *s, size_t n, uint64_t *a, uint64_t *b)
+{
+    *a = *b = 0;
+    if (n >= 8) {
+        *a = ustr__load64(s);
+        *b = ustr__load64(s + n - 8);
+    } else if (n >= 4) {
+        *a = ustr__load32(s);
+        *b = ustr__load32(s + n - 4);
+    } else if (n > 0) {
+        *a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+             (uint64_t)(unsigned char)s[n - 1] << 16;
+    }
+}
+
 /* ustr_hash_bytes(), inline: the intern's hot path hashes with it. */
 static inline uint64_t
 ustr__hash(const char *s, size_t len)
@@ -99,21 +120,10 @@ ustr__hash(const char *s, size_t len)
     size_t          n = len;
     for (; n > 16; s += 16, n -= 16, ka = ustr__add_wrap(ka, k[3]), kb = ustr__add_wrap(kb, k[4]))
         h = ustr__rotl(h, 29) ^ ustr__fold(ustr__load64(s) ^ ka, ustr__load64(s + 8) ^ kb);
-    /* The last 1..16 bytes (0 only for the empty string), read with loads
-     * that may overlap rather than byte by byte; the length, mixed in
-     * above, tells the cases apart. Keys of their own: the length fixes
-     * their position, and the block keys stay loop-local. */
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        a = ustr__load64(s);
-        b = ustr__load64(s + n - 8);
-    } else if (n >= 4) {
-        a = ustr__load32(s);
-        b = ustr__load32(s + n - 4);
-    } else if (n > 0) {
-        a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
-            (uint64_t)(unsigned char)s[n - 1] << 16;
-    }
+    /* The tail has keys of its own: the length fixes its position, and
+     * the block keys stay loop-local. */
+    uint64_t a, b;
+    ustr__tail_words(s, n, &a, &b);
     h = ustr__rotl(h, 29) ^ ustr__fold(a ^ k[5], b ^ k[6]);
     return ustr__fold(h ^ k[7], h ^ k[1]);
 }
