@@ -214,6 +214,10 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
         return false;
     }
+    if (u->rank == 0 && !rt_output_is_png(o->output) && !tex_exr_available(why)) {
+        snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
+        return false;
+    }
     /* A map named on the command line that is not there is a mistake to
      * report now, not a texture to draw with the fill colour. */
     if (o->envmap && access(o->envmap, R_OK) != 0) {

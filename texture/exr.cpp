@@ -1051,6 +1051,12 @@ write_threads(unsigned want, uint32_t height, Imf::Compression c)
 
 } // namespace
 
+extern "C" bool
+tex_exr_available(char *)
+{
+    return true; /* linked in */
+}
+
 extern "C" tex_result
 tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_ERR_LEN])
 {
@@ -1371,3 +1377,15 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
         return TEX_ERR_WRITE;
     }
 }
+
+#ifdef TEX_EXR_MODULE
+#include "exr_module.h"
+
+/* The module's one exported symbol (exr_module.h); the functions above are
+ * hidden in it, so they never clash with exr_lazy.c's of the same names. */
+extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_module_table = {
+    sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
+    tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
+    tex_exr_write_scanline_opts, tex_exr_write_tiled,
+};
+#endif

@@ -63,6 +63,18 @@ tex_image_bytes(const tex_image *img)
     return (size_t)img->width * img->height * img->nchannels * tex_type_size(img->type);
 }
 
+uint32_t
+tex_mip_levels(uint32_t width, uint32_t height)
+{
+    uint32_t n = 1;
+    while (width > 1 || height > 1) {
+        width = width > 1 ? width / 2 : 1;
+        height = height > 1 ? height / 2 : 1;
+        n++;
+    }
+    return n;
+}
+
 tex_result
 tex_image_alloc(tex_image *img, uint32_t width, uint32_t height, uint32_t nchannels, tex_type type,
                 char err[TEX_ERR_LEN])

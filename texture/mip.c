@@ -12,18 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t
-tex_mip_levels(uint32_t width, uint32_t height)
-{
-    uint32_t n = 1;
-    while (width > 1 || height > 1) {
-        width = width > 1 ? width / 2 : 1;
-        height = height > 1 ? height / 2 : 1;
-        n++;
-    }
-    return n;
-}
-
 /* 8-bit sRGB both ways by table: building MIP levels converts every sample
  * twice, and powf() per sample was most of a texture's load time.
  * srgb_up[k] is the linear value where the encoded code rounds up to k + 1

@@ -99,6 +99,12 @@ typedef struct tex_exr_info {
     uint32_t nparts;           /* parts in the file; part 0 is the one read */
 } tex_exr_info;
 
+/* Whether OpenEXR can be used, with err saying why not. Where the shim is
+ * loaded on first use (exr_module.h) this loads it now: call it before
+ * work whose result is to be written as EXR, so that a broken installation
+ * fails before the work rather than after it. Safe from any thread. */
+bool tex_exr_available(char err[TEX_ERR_LEN]);
+
 /* Opens `path` and reads its headers (not its pixels). On TEX_OK *out is
  * yours (free it with tex_exr_close()) and *info describes it. On failure
  * *out is NULL, nothing leaks, and err says why:

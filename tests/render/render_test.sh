@@ -333,6 +333,32 @@ bad_input)
     [[ $out == *"one of 2 ranks"* ]] || fail "under a launcher without render-mpi: '$out'"
     [ ! -e "$tmp/r.exr" ] || fail "under a launcher without render-mpi: wrote an image"
     ;;
+exr_module)
+    # OpenEXR is loaded on first use (texture/exr_module.h): a PNG render of
+    # PNG textures never maps it, an EXR output does, and a module that
+    # cannot load fails an EXR render before it starts, in one line.
+    maps_openexr() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -c 'file=libOpenEXR'; }
+    n=$(maps_openexr "$render" --quiet -r 32 24 -o "$tmp/a.png" "$scene")
+    [ "$n" = 0 ] || fail "a PNG render mapped OpenEXR ($n times)"
+    [ -s "$tmp/a.png" ] || fail "the PNG render wrote nothing"
+    n=$(maps_openexr "$render" --quiet -r 32 24 -o "$tmp/a.exr" "$scene")
+    [ "$n" -ge 1 ] || fail "an EXR render did not map OpenEXR"
+    [ -s "$tmp/a.exr" ] || fail "the EXR render wrote nothing"
+    RT_EXR_MODULE=$tmp/nosuch.so "$render" --quiet -r 32 24 -o "$tmp/b.png" "$scene" ||
+        fail "a PNG render needed the OpenEXR module"
+    missing() { # module expected-message
+        out=$(RT_EXR_MODULE=$1 "$render" --quiet -r 32 24 -o "$tmp/b.exr" "$scene" 2>&1)
+        rc=$?
+        [ "$rc" = 1 ] || fail "module $1: exit $rc, expected 1 ($out)"
+        [ "$(wc -l <<<"$out")" = 1 ] || fail "module $1: not one line: $out"
+        [[ $out == *"OpenEXR support did not load: "*"$2"* ]] || fail "module $1: '$out'"
+        [ ! -e "$tmp/b.exr" ] || fail "module $1: wrote an image"
+    }
+    missing "$tmp/nosuch.so" "cannot open shared object file"
+    libz=$(ldd "$render" | awk '$1 ~ /^libz\.so/ { print $3 }')
+    [ -n "$libz" ] || fail "render does not link zlib: pick another library"
+    missing "$libz" "not this build's OpenEXR module"
+    ;;
 reference)
     # Reference images (tests/render/ref, 96x72, 2 spp) of the generated
     # scenes; $5 is the folder they were generated into. A little slack for
