@@ -101,9 +101,15 @@ embedded_remove(char *dir, uint32_t n)
 
 static volatile sig_atomic_t signalled; /* the first SIGINT or SIGTERM */
 
+/* How long the render has to stop after the first signal. A tile takes
+ * well under a second at sizes people use; a worker stuck in a read that
+ * never returns would otherwise keep the process alive for ever. */
+#define STOP_GRACE_SECS 5
+
 /* The first signal asks the render to stop at the next tile boundary (the
- * tiles done are written, marked partial); a second stops at once, writing
- * nothing (an output is only ever renamed into place whole). */
+ * tiles done are written, marked partial); a second, or the render still
+ * running STOP_GRACE_SECS later, stops at once, writing nothing (an output
+ * is only ever renamed into place whole, so the previous one stays). */
 static void
 on_signal(int sig)
 {
@@ -111,6 +117,19 @@ on_signal(int sig)
         _exit(128 + sig);
     signalled = sig;
     rt_render_cancel();
+    alarm(STOP_GRACE_SECS);
+}
+
+static void
+on_stop_overdue(int sig)
+{
+    (void)sig;
+    static const char msg[] = "render: the render did not stop within 5 s of the signal: ended "
+                              "without writing\n";
+    _Static_assert(STOP_GRACE_SECS == 5, "the message says 5 s");
+    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)n; /* nothing to do if stderr is gone */
+    _exit(128 + signalled);
 }
 
 static void
@@ -120,6 +139,9 @@ signals_catch(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    struct sigaction alarm_sa = {.sa_handler = on_stop_overdue};
+    sigemptyset(&alarm_sa.sa_mask);
+    sigaction(SIGALRM, &alarm_sa, NULL);
 }
 
 /* --resume: the partial EXR at the output path, if it is one of a render
@@ -246,8 +268,7 @@ run_setup(run *u, char err[RT_ERR_LEN])
     }
     u->stats->load_secs = rt_now() - t0;
     if (u->scene->refused && !o->quiet)
-        fprintf(stderr, "render: %s: refused %s: outside the allowed folders\n", o->scene,
-                u->scene->refused);
+        fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->refused);
     tex_config tcfg = {.max_memory_mb = o->max_memory_mb,
                        .strings = u->strings,
                        .allow = u->paths ? allow_path : NULL,
@@ -285,6 +306,7 @@ run_render(run *u)
     rt_result r =
         u->dist ? rt_dist_render(u->dist, o, u->scene, u->ts, u->strings, &u->img, u->stats, err)
                 : rt_render(o, u->scene, u->ts, u->strings, &u->img, u->stats, err);
+    alarm(0);         /* stopped: the tiles rendered are written, however long that takes */
     if (u->rank != 0) /* rank 0 reports for the job */
         return r == RT_OK ? 0 : 1;
     if (r == RT_OK)

@@ -125,9 +125,10 @@ typedef struct rt_scene {
         size_t      size;
     } * embedded;
     uint32_t nembedded;
-    /* rt_scene_load_restricted(): the first file assimp asked for and was
-     * refused (outside the allowed folders), the scene loaded without it
-     * (an OBJ's materials, say); NULL: none. */
+    /* The first file assimp asked for and was refused, the scene loaded
+     * without it (an OBJ's materials, say), and why, as one line: "refused
+     * FILE: outside the allowed folders" (rt_scene_load_restricted()),
+     * "FILE: cannot open: a FIFO, not a regular file"; NULL: none. */
     char *refused;
 } rt_scene;
 
@@ -135,8 +136,12 @@ typedef struct rt_scene {
  * failure *out is NULL, nothing leaks, and err holds one line without the
  * file name ("cannot open: No such file or directory", "not a scene file:
  * ...", "no triangles"). `strings` is where slot names are interned (NULL:
- * the global table). Safe to call from several threads; the assimp import
- * itself runs one at a time. Writes nothing to stdout or stderr. */
+ * the global table). Only regular files are opened (tex_open_regular()):
+ * the scene, or a file it needs, that is a FIFO or a device fails with
+ * RT_ERR_OPEN ("FILE: cannot open: a FIFO, not a regular file"); one it
+ * can do without is named in s->refused. Safe to call from several
+ * threads; the assimp import itself runs one at a time. Writes nothing to
+ * stdout or stderr. */
 rt_result rt_scene_load(const char *path, ustr_table *strings, rt_scene **out,
                         char err[RT_ERR_LEN]);
 void      rt_scene_free(rt_scene *s); /* NULL is a no-op */

@@ -3,6 +3,7 @@
 #include "rt_paths.h"
 #include "rt_scene.h"
 #include "scene_internal.h"
+#include "tex_image.h"
 
 #include <assimp/GltfMaterial.h>
 #include <assimp/cfileio.h>
@@ -1209,12 +1210,14 @@ rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
     return RT_OK;
 }
 
-/* ---- files assimp opens, checked against allowed folders ---- */
+/* ---- files assimp opens: regular files only, within the allowed folders ---- */
 
-/* What the hook knows: the folders, and the first file it refused. */
+/* What the hook knows: the folders, and the first file it refused and why
+ * ("refused FILE: outside the allowed folders", "FILE: cannot open: a
+ * FIFO, not a regular file"). */
 typedef struct io_guard {
     const rt_paths *allowed;
-    char            refused[512];
+    char            refused[RT_ERR_LEN];
 } io_guard;
 
 static size_t
@@ -1265,11 +1268,26 @@ io_open(struct aiFileIO *io, const char *name, const char *mode)
     io_guard *g = (io_guard *)(void *)io->UserData;
     if (!rt_paths_allow(g->allowed, name)) {
         if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "%s", name);
+            snprintf(g->refused, sizeof g->refused, "refused %.200s: outside the allowed folders",
+                     name);
         return NULL; /* as if it were not there */
     }
-    FILE          *fp = fopen(name, mode);
+    /* Only ever read (no importer writes), and only regular files: a FIFO
+     * named as an OBJ's material library or a glTF buffer would otherwise
+     * block the import forever. */
+    char why[TEX_ERR_LEN];
+    int  fd = strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')
+                  ? (snprintf(why, sizeof why, "cannot open: not for writing"), -1)
+                  : tex_open_regular(name, why);
+    if (fd < 0) {
+        if (!g->refused[0] && errno != ENOENT) /* a missing file is assimp's to report */
+            snprintf(g->refused, sizeof g->refused, "%.150s: %.100s", name, why);
+        return NULL;
+    }
+    FILE          *fp = fdopen(fd, "rb");
     struct aiFile *f = fp ? calloc(1, sizeof *f) : NULL;
+    if (!fp)
+        close(fd);
     if (!f) {
         if (fp)
             fclose(fp);
@@ -1388,19 +1406,17 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
 
     /* Our own check first, for a plain strerror() line: assimp would say
      * "unable to open file" for any of these. */
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, RT_ERR_LEN, "cannot open: %s", strerror(errno));
-        return RT_ERR_OPEN;
-    }
+    char        why[TEX_ERR_LEN];
+    int         fd = tex_open_regular(path, why);
     struct stat st;
-    int         serr = fstat(fileno(f), &st) == 0 ? 0 : errno;
-    fclose(f);
-    if (serr || S_ISDIR(st.st_mode)) {
-        snprintf(err, RT_ERR_LEN, "cannot open: %s", strerror(serr ? serr : EISDIR));
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, RT_ERR_LEN, "%s", fd < 0 ? why : strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return RT_ERR_OPEN;
     }
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+    close(fd);
+    if (st.st_size == 0) {
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
     }
@@ -1432,13 +1448,12 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     io_guard              guard = {.allowed = allowed};
     struct aiFileIO       io = {io_open, io_close, (char *)(void *)&guard};
     bool                  heap = obj_heap_prepare(path);
-    const struct aiScene *ai =
-        aiImportFileExWithProperties(path, flags, allowed ? &io : NULL, props);
+    const struct aiScene *ai = aiImportFileExWithProperties(path, flags, &io, props);
     if (ai && scene_needs_tangents(ai))
         ai = aiApplyPostProcessing(ai, aiProcess_CalcTangentSpace); /* NULL: released */
     rt_result r;
     if (!ai && guard.refused[0]) {
-        snprintf(err, RT_ERR_LEN, "refused %.200s: outside the allowed folders", guard.refused);
+        snprintf(err, RT_ERR_LEN, "%s", guard.refused);
         r = RT_ERR_OPEN;
     } else if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
         /* SortByPType dropped every mesh: points and lines only. */

@@ -359,14 +359,12 @@ hit_end(const tex_exr *f)
 tex_result
 open_fd(tex_exr *f, const char *path, char err[TEX_ERR_LEN])
 {
-    f->fd.fd = open(path, O_RDONLY | O_CLOEXEC);
+    f->fd.fd = tex_open_regular(path, err);
     struct stat st;
-    int         e = f->fd.fd < 0                ? errno
-                    : fstat(f->fd.fd, &st) != 0 ? errno
-                    : S_ISDIR(st.st_mode)       ? EISDIR
-                                                : 0;
-    if (e) {
-        say(err, "cannot open: %s", strerror(e));
+    if (f->fd.fd < 0)
+        return TEX_ERR_OPEN;
+    if (fstat(f->fd.fd, &st) != 0) {
+        say(err, "cannot open: %s", strerror(errno));
         return TEX_ERR_OPEN;
     }
     f->size = (uint64_t)st.st_size;

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 tex_result
 tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
@@ -17,16 +17,13 @@ tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE 
         snprintf(err, TEX_ERR_LEN, "no file name");
         return TEX_ERR_INVALID;
     }
-    FILE *file = fopen(path, "rb");
+    int fd = tex_open_regular(path, err);
+    if (fd < 0)
+        return TEX_ERR_OPEN;
+    FILE *file = fdopen(fd, "rb");
     if (!file) {
         snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
-        return TEX_ERR_OPEN;
-    }
-    struct stat st;
-    int         e = fstat(fileno(file), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (e) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(e));
-        fclose(file);
+        close(fd);
         return TEX_ERR_OPEN;
     }
     *f = file;

@@ -11,9 +11,8 @@ tex__format
 tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
 {
     unsigned char magic[8] = {0};
-    int           fd = open(path, O_RDONLY | O_CLOEXEC);
+    int           fd = tex_open_regular(path, err);
     if (fd < 0) {
-        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
         *r = TEX_ERR_OPEN;
         return TEX__FORMAT_UNKNOWN;
     }

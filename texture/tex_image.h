@@ -69,6 +69,17 @@ size_t     tex_image_bytes(const tex_image *img);
 /* Checks width x height against the limits; writes the reason into err. */
 tex_result tex_check_size(uint64_t width, uint64_t height, char err[TEX_ERR_LEN]);
 
+/* Opens `path` for reading if it is a regular file (symbolic links
+ * followed), so that a name a scene gives cannot block a reader or stream
+ * to it forever: a FIFO (opening one waits for a writer), a device such as
+ * /dev/zero or /dev/stdin, a socket. Returns the descriptor (O_CLOEXEC,
+ * blocking reads; yours to close), or -1 with err "cannot open: REASON"
+ * (strerror's, "Is a directory" for a directory) or "cannot open: a FIFO,
+ * not a regular file" (a character device, a block device, a socket), and
+ * errno set: open()'s or stat()'s, EISDIR, or EINVAL for the others. Safe
+ * on any thread. */
+int tex_open_regular(const char *path, char err[TEX_ERR_LEN]);
+
 /* sRGB transfer functions (IEC 61966-2-1), for values in [0, 1]. */
 float tex_srgb_to_linear(float v);
 float tex_linear_to_srgb(float v);

@@ -13,8 +13,8 @@
  * for reading. On TEX_OK *f is the stream, yours: close it with
  * tex__io_read_close() or fclose(). Otherwise *f is NULL and err says why:
  * a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot be
- * opened, or a directory (fopen() accepts one and only the first read would
- * fail), is TEX_ERR_OPEN ("cannot open: REASON", strerror's). Safe on any
+ * opened, or is not a regular file (tex_open_regular(): a directory, a
+ * FIFO, a device), is TEX_ERR_OPEN ("cannot open: REASON"). Safe on any
  * thread. */
 tex_result tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f);
 

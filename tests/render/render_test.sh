@@ -232,6 +232,7 @@ interrupt)
     args=(-t 2 -r 32 32 --tile 8 --spp 1024 --integrator path --quiet)
     "$render" "${args[@]}" -o "$tmp/ref.exr" "$scene" 2>/dev/null || fail "reference: exit $?"
     printf 'old' >"$tmp/old"
+    resumed=0
     for delay in 0.05 0.15 0.3; do
         printf 'old' >"$tmp/part.exr"
         "$render" "${args[@]}" -o "$tmp/part.exr" "$scene" 2>"$tmp/part.err" &
@@ -248,12 +249,37 @@ interrupt)
             grep -q "interrupted (SIGINT)" "$tmp/part.err" || fail "$delay s: no warning"
             "$render" "${args[@]}" --resume -o "$tmp/part.exr" "$scene" 2>/dev/null ||
                 fail "$delay s: --resume: exit $?"
+            resumed=$((resumed + 1))
         else
             [ $rc = 0 ] || fail "$delay s: exit $rc" # finished before the signal
         fi
         "$imgdiff" "$tmp/ref.exr" "$tmp/part.exr" >/dev/null ||
             fail "$delay s: the resumed image differs from an uninterrupted one"
     done
+    # The render takes seconds, so some signal must have cut it: otherwise
+    # this case tested nothing.
+    [ $resumed -ge 1 ] || fail "no interrupted render was resumed (the render was too quick?)"
+    # A stop not honoured: one tile of the whole image at a huge sample
+    # count cannot reach a tile boundary soon, so 5 s after the signal the
+    # process ends by itself, writing nothing.
+    printf 'old' >"$tmp/slow.exr"
+    # (timeout: without the limit it would run for hours; --foreground: it
+    # passes TERM on to render alone, once.)
+    timeout --foreground -s KILL 30 "$render" -t 1 -r 256 256 --tile 256 --spp 65536 --integrator path \
+        --quiet -o "$tmp/slow.exr" "$scene" 2>"$tmp/slow.err" &
+    pid=$!
+    sleep 0.5
+    start=$EPOCHREALTIME
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    [ $rc = 143 ] || fail "a stop not honoured: exit $rc, expected 143 ($(cat "$tmp/slow.err"))"
+    grep -q "did not stop within 5 s" "$tmp/slow.err" || fail "a stop not honoured: $(cat "$tmp/slow.err")"
+    awk -v s="$secs" 'BEGIN { exit !(s >= 4.5 && s < 30) }' || fail "a stop not honoured: ended after $secs s"
+    cmp -s "$tmp/old" "$tmp/slow.exr" || fail "a stop not honoured: the old output changed"
+    [ -z "$(ls "$tmp" | grep -v -e '^slow' -e '^old$' -e '^part' -e '^ref' -e '^tex$' -e '^scene' -e '^e$')" ] ||
+        fail "a stop not honoured: left files behind: $(ls "$tmp")"
     # Twice: no write at all (or, if the second came after the write, a
     # valid partial image).
     printf 'old' >"$tmp/two.exr"
@@ -332,6 +358,42 @@ bad_input)
     [ "$rc" = 1 ] || fail "under a launcher without render-mpi: exit $rc, expected 1 ($out)"
     [[ $out == *"one of 2 ranks"* ]] || fail "under a launcher without render-mpi: '$out'"
     [ ! -e "$tmp/r.exr" ] || fail "under a launcher without render-mpi: wrote an image"
+    ;;
+special_files)
+    # Names that are not regular files: a FIFO would block a reader until a
+    # writer came (for ever), /dev/stdin streams. Each is refused with one
+    # line and the render goes on; timeout turns a hang back into a failure.
+    mkfifo "$tmp/tex/pipe.png" "$tmp/pipe.mtl" "$tmp/pipe.obj" || fail mkfifo
+    sed -e 's|tex/nosuch.png|tex/pipe.png|' "$tmp/scene.mtl" >"$tmp/fifo.mtl"
+    printf 'newmtl stdin\nmap_Kd /dev/stdin\n' >>"$tmp/fifo.mtl"
+    sed -e 's|mtllib scene.mtl|mtllib fifo.mtl|' -e 's|usemtl missing|usemtl stdin|' \
+        "$scene" >"$tmp/fifo.obj"
+    sed -e 's|mtllib scene.mtl|mtllib pipe.mtl|' "$scene" >"$tmp/mtl.obj"
+    run() { # expected-status args...: stdin is a pipe
+        local want=$1
+        shift
+        out=$(printf 'x' | timeout --foreground 60 "$render" -r 32 24 "$@" 2>&1 >/dev/null)
+        rc=$?
+        [ "$rc" = "$want" ] || fail "render $*: exit $rc, expected $want ($out)"
+    }
+    once() { # message: it appears on exactly one line of $out
+        [ "$(grep -c -F -- "$1" <<<"$out")" = 1 ] || fail "'$1' not once in: $out"
+    }
+    for restrict in "" --restrict-paths; do
+        run 0 $restrict -o "$tmp/f.png" "$tmp/fifo.obj"
+        once "tex/pipe.png: cannot open: a FIFO, not a regular file"
+        # (Under --restrict-paths, refused as outside the folder or as a FIFO.)
+        [ -n "$restrict" ] || once "/dev/stdin: cannot open: a FIFO, not a regular file"
+        once "/dev/stdin: "
+        [ -s "$tmp/f.png" ] || fail "$restrict: no image"
+        rm -f "$tmp/f.png"
+    done
+    run 0 -o "$tmp/f.png" "$tmp/mtl.obj"
+    once "pipe.mtl: cannot open: a FIFO, not a regular file"
+    run 1 -o "$tmp/f.png" "$tmp/pipe.obj"
+    once "pipe.obj: cannot open: a FIFO, not a regular file"
+    run 1 -o "$tmp/f.png" /dev/stdin
+    once "/dev/stdin: cannot open: a FIFO, not a regular file"
     ;;
 exr_module)
     # OpenEXR is loaded on first use (texture/exr_module.h): a PNG render of

@@ -1,0 +1,72 @@
+/* Opening only regular files (tex_image.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "tex_image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What a file that is not a regular one is, for the message. */
+static const char *
+kind_of(mode_t m)
+{
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
+/* -1 with err and errno set when st is not a regular file's status. */
+static int
+refuse_unless_regular(const struct stat *st, char err[TEX_ERR_LEN])
+{
+    if (S_ISREG(st->st_mode))
+        return 0;
+    if (S_ISDIR(st->st_mode))
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(EISDIR));
+    else
+        snprintf(err, TEX_ERR_LEN, "cannot open: %s, not a regular file", kind_of(st->st_mode));
+    errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+    return -1;
+}
+
+/* -1, closing fd (when open) and saying errno's reason. */
+static int
+fail(int fd, char err[TEX_ERR_LEN])
+{
+    snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+int
+tex_open_regular(const char *path, char err[TEX_ERR_LEN])
+{
+    /* stat() first, so that a device is refused without being opened
+     * (opening some has effects of its own). */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return fail(-1, err);
+    if (refuse_unless_regular(&st, err) != 0)
+        return -1;
+    /* The name may have been swapped for a FIFO since: O_NONBLOCK makes
+     * opening one return at once instead of waiting for a writer, and
+     * fstat() then judges the file actually opened. O_NOCTTY: a terminal
+     * never becomes ours. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return fail(fd, err);
+    if (refuse_unless_regular(&st, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+        return fail(fd, err);
+    return fd;
+}
