@@ -13,6 +13,8 @@ rt__view_setup(const rt_options *o, const rt_scene *s, rt__view *v)
     v->origin = o->has_camera_pos ? v3_load(o->camera_pos) : v3_load(s->camera.position);
     v->forward = o->has_look_at ? v3_norm(v3_sub(v3_load(o->look_at), v->origin))
                                 : v3_load(s->camera.forward);
+    if (v3_dot(v->forward, v->forward) == 0) /* --look-at the scene's camera itself */
+        v->forward = v3_load(s->camera.forward);
     v3 up = v3_load(s->camera.up);
     v->right = v3_norm(v3_cross(v->forward, up));
     if (v3_dot(v->right, v->right) < 0.5f) /* looking along up: pick another */

@@ -222,7 +222,61 @@ typedef struct run {
     rt_paths        *paths;
     tex_system      *ts;
     char            *embedded;
+    /* While textures_start() checks the --envmap: that file's problem, which
+     * is the run's error, not a texture's warning. */
+    ustr envmap_checking;
+    char envmap_error[TEX_ERR_LEN];
 } run;
+
+/* The texture system's report of a file it cannot use: "texture: NAME:
+ * REASON", but the --envmap's, while it is checked, is kept for the error.
+ * envmap_checking is set and cleared before any worker starts, so workers
+ * only ever read NULL. */
+static void
+texture_report(void *ctx, const char *name, const char *reason)
+{
+    run *u = ctx;
+    if (u->envmap_checking && name == u->envmap_checking)
+        snprintf(u->envmap_error, sizeof u->envmap_error, "%s", reason);
+    else
+        fprintf(stderr, "texture: %s: %s\n", name, reason);
+}
+
+/* The texture system, and the --envmap in it. The map is the user's own
+ * file, so it is read even under --restrict-paths (tex_file_alias(): the
+ * caller's files are not checked), and one that cannot be used (missing,
+ * a folder, empty, damaged) is the run's error, not a white sky. */
+static bool
+textures_start(run *u, char err[RT_ERR_LEN])
+{
+    const rt_options *o = &u->o;
+    tex_config        tcfg = {.max_memory_mb = o->max_memory_mb,
+                              .strings = u->strings,
+                              .report = texture_report,
+                              .report_ctx = u,
+                              .allow = u->paths ? allow_path : NULL,
+                              .allow_ctx = u->paths};
+    if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "cannot start the texture system");
+        return false;
+    }
+    if (!o->envmap)
+        return true;
+    ustr          name = ustr_table_intern_cstr(u->strings, o->envmap);
+    tex_file_info info;
+    if (!name || tex_file_alias(u->ts, name, o->envmap) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return false;
+    }
+    u->envmap_checking = name;
+    tex_result r = tex_file_info_get(u->ts, name, &info);
+    u->envmap_checking = NULL;
+    if (r != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "--envmap %.100s: %.150s", o->envmap, u->envmap_error);
+        return false;
+    }
+    return true;
+}
 
 /* Everything before the render: the checks that need no scene, the scene,
  * the texture system. False with err ("FILE: why") when the run cannot go
@@ -240,12 +294,6 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
         return false;
     }
-    /* A map named on the command line that is not there is a mistake to
-     * report now, not a texture to draw with the fill colour. */
-    if (o->envmap && access(o->envmap, R_OK) != 0) {
-        snprintf(err, RT_ERR_LEN, "--envmap %.100s: cannot open: %s", o->envmap, strerror(errno));
-        return false;
-    }
     if (o->resume && u->dist) {
         snprintf(err, RT_ERR_LEN, "--resume: not under mpirun (resume with one process)");
         return false;
@@ -261,6 +309,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "out of memory");
         return false;
     }
+    if (!textures_start(u, err))
+        return false;
     double t0 = rt_now();
     if (rt_scene_load_restricted(o->scene, u->strings, u->paths, &u->scene, why) != RT_OK) {
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);
@@ -269,14 +319,6 @@ run_setup(run *u, char err[RT_ERR_LEN])
     u->stats->load_secs = rt_now() - t0;
     if (u->scene->refused && !o->quiet)
         fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->refused);
-    tex_config tcfg = {.max_memory_mb = o->max_memory_mb,
-                       .strings = u->strings,
-                       .allow = u->paths ? allow_path : NULL,
-                       .allow_ctx = u->paths};
-    if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
-        snprintf(err, RT_ERR_LEN, "cannot start the texture system");
-        return false;
-    }
     u->embedded = embedded_extract(u->scene, u->ts, u->strings);
     return true;
 }

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "rt_options.h"
+#include "rt_scene.h" /* RT_MAX_COORD */
 
 #include <errno.h>
 #include <getopt.h>
@@ -228,7 +229,7 @@ parse_vec3(const char *s, float v[3])
 {
     const char *p = s;
     for (int i = 0; i < 3; i++) {
-        if (!parse_float(p, i < 2 ? ',' : '\0', &v[i], &p))
+        if (!parse_float(p, i < 2 ? ',' : '\0', &v[i], &p) || !(fabsf(v[i]) <= RT_MAX_COORD))
             return false;
         if (i < 2)
             p++; /* the comma */
@@ -478,12 +479,14 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             break;
         case OPT_CAMERA_POS:
             if (!parse_vec3(optarg, o->camera_pos))
-                return usage_error("%s: '%s' is not a point X,Y,Z", name, optarg);
+                return usage_error("%s: '%s' is not a point X,Y,Z (each within +-%g)", name, optarg,
+                                   RT_MAX_COORD);
             o->has_camera_pos = true;
             break;
         case OPT_LOOK_AT:
             if (!parse_vec3(optarg, o->look_at))
-                return usage_error("%s: '%s' is not a point X,Y,Z", name, optarg);
+                return usage_error("%s: '%s' is not a point X,Y,Z (each within +-%g)", name, optarg,
+                                   RT_MAX_COORD);
             o->has_look_at = true;
             break;
         case OPT_FOV:
@@ -577,6 +580,9 @@ rt_options_parse(int argc, char **argv, rt_options *o)
 
     if (bypass && early_out)
         return usage_error("--bypass-texture and --early-out exclude each other");
+    if (o->has_camera_pos && o->has_look_at && o->camera_pos[0] == o->look_at[0] &&
+        o->camera_pos[1] == o->look_at[1] && o->camera_pos[2] == o->look_at[2])
+        return usage_error("--look-at: the point of --camera-pos itself (no direction to look in)");
     o->texture_mode = bypass      ? RT_TEXTURE_BYPASS
                       : early_out ? RT_TEXTURE_EARLY_OUT
                                   : RT_TEXTURE_FULL;

@@ -82,6 +82,12 @@ typedef struct rt_light {
                                            * (glTF's innerConeAngle, outerConeAngle) */
 } rt_light;
 
+/* The largest magnitude of a coordinate a scene or camera may have. Embree
+ * asserts (and aborts the process) on a ray whose origin lies beyond
+ * 1.8e18; this keeps every origin, the automatic camera's (2.6 times the
+ * scene's radius from its centre) included, well inside that. */
+#define RT_MAX_COORD 1e16
+
 typedef struct rt_camera {
     float position[3], forward[3], up[3]; /* world space; forward and up orthonormal */
     float yfov;                           /* vertical field of view, radians */

@@ -64,6 +64,8 @@ typedef struct walk {
     uint64_t              nverts, ntris; /* counted, or filled so far */
     bool                  fill;          /* false: count only */
     rt_result             r;             /* the count's first failure */
+    bool                  far;           /* a vertex beyond RT_MAX_COORD, or not finite */
+    double                far_at[3];     /* the first such vertex */
 } walk;
 
 const char *
@@ -420,6 +422,13 @@ mesh_joins_free(mesh_join *joins, unsigned n)
 
 /* --- geometry ------------------------------------------------------------ */
 
+/* Whether a point is finite and within RT_MAX_COORD on every axis. */
+static bool
+coords_ok(const double p[3])
+{
+    return fabs(p[0]) <= RT_MAX_COORD && fabs(p[1]) <= RT_MAX_COORD && fabs(p[2]) <= RT_MAX_COORD;
+}
+
 static void
 mesh_append(walk *w, const struct aiMesh *m, const mesh_join *j, const xform *x)
 {
@@ -432,6 +441,10 @@ mesh_append(walk *w, const struct aiMesh *m, const mesh_join *j, const xform *x)
         uint32_t i = base + u, v = j->kept[u];
         double   p[3], n[3] = {0, 0, 1}, t[3], b[3];
         xform_point(x, &m->mVertices[v], p);
+        if (!w->far && !coords_ok(p)) {
+            w->far = true;
+            memcpy(w->far_at, p, sizeof p);
+        }
         store3(&s->positions[3 * i], p);
         for (int k = 0; k < 3; k++) {
             if (p[k] < s->bounds_min[k])
@@ -1179,7 +1192,24 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
     pub->nverts = (uint32_t)w.nverts;
     pub->ntris = (uint32_t)w.ntris;
 
+    if (w.far) {
+        snprintf(err, RT_ERR_LEN,
+                 "a vertex at (%g, %g, %g): coordinates must be finite and within "
+                 "+-%g",
+                 w.far_at[0], w.far_at[1], w.far_at[2], RT_MAX_COORD);
+        r = RT_ERR_FORMAT;
+        goto out;
+    }
     camera_load(ai, pub);
+    double cam[3] = {pub->camera.position[0], pub->camera.position[1], pub->camera.position[2]};
+    if (!coords_ok(cam)) {
+        snprintf(err, RT_ERR_LEN,
+                 "the camera at (%g, %g, %g): coordinates must be finite and "
+                 "within +-%g",
+                 cam[0], cam[1], cam[2], RT_MAX_COORD);
+        r = RT_ERR_FORMAT;
+        goto out;
+    }
     if ((r = lights_load(ai, pub)) != RT_OK || (r = default_light(pub)) != RT_OK)
         goto fail;
     goto out;

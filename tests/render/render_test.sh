@@ -224,6 +224,15 @@ restrict_paths)
     err=$("$render" -t 2 -r 8 8 --restrict-paths -o "$tmp/g.exr" "$tmp/scene/b.gltf" 2>&1) &&
         fail "a glTF with its buffer outside loaded"
     grep -q "refused" <<<"$err" || fail "glTF buffer outside: $err"
+    # What the command line names is the user's own: an --envmap outside
+    # the scene's folder is read (the path integrator, which looks it up).
+    "$texgen" --constant 2 --size 16 "$tmp/outside" >/dev/null || fail texgen
+    err=$("$render" -t 2 -r 8 8 --spp 4 --integrator path --restrict-paths \
+        --envmap "$tmp/outside/constant.exr" --stats-json "$tmp/env.json" -o "$tmp/env.exr" \
+        "$tmp/scene/s.obj" 2>&1) || fail "--envmap outside, restricted: exit $? ($err)"
+    grep -q "constant.exr" <<<"$err" && fail "--envmap outside refused: $err"
+    [ "$(json file_errors "$tmp/env.json")" = 4 ] || fail "--envmap outside: file_errors: $err"
+    [ "$(json files_opened "$tmp/env.json")" = 2 ] || fail "--envmap outside: not opened: $err"
     ;;
 interrupt)
     # SIGINT mid-render: the old output stays untouched, or a partial EXR
@@ -341,6 +350,42 @@ bad_input)
     check 2 "" -r 0 0 "$scene"
     check 2 "" --no-such-option "$scene"
     check 1 "--envmap" --integrator path --envmap "$tmp/nosuch.exr" -o "$tmp/x.exr" "$scene"
+    # A map the user named that cannot be used is an error, as a missing
+    # one is (not a white sky): a folder, an empty file, a damaged one.
+    mkdir "$tmp/env-dir.exr"
+    : >"$tmp/env-empty.exr"
+    printf 'v/1\001 not really' >"$tmp/env-damaged.exr"
+    check 1 "--envmap $tmp/env-dir.exr: cannot open: Is a directory" --integrator path \
+        --envmap "$tmp/env-dir.exr" -o "$tmp/x.exr" "$scene"
+    check 1 "--envmap $tmp/env-empty.exr: empty file" --integrator path \
+        --envmap "$tmp/env-empty.exr" -o "$tmp/x.exr" "$scene"
+    check 1 "--envmap $tmp/env-damaged.exr: " --integrator path \
+        --envmap "$tmp/env-damaged.exr" -o "$tmp/x.exr" "$scene"
+    [ ! -e "$tmp/x.exr" ] || fail "a bad --envmap wrote an image"
+    # Coordinates Embree cannot take (it asserts, aborting the process, on a
+    # ray from beyond 1.8e18): a vertex, the file's camera, --camera-pos.
+    printf 'v 0 0 0\nv 1 0 0\nv 0 1 1e19\nf 1 2 3\n' >"$tmp/far.obj"
+    check 1 "a vertex at (0, 1, 1e+19): coordinates must be finite and within" -o "$tmp/x.exr" \
+        "$tmp/far.obj"
+    b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA # a triangle's 3 float32 vertices
+    cat >"$tmp/far-camera.gltf" <<GLTF
+{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, 1]}],
+ "nodes": [{"mesh": 0}, {"camera": 0, "translation": [0, 0, 1e19]}],
+ "cameras": [{"type": "perspective", "perspective": {"yfov": 0.8, "znear": 0.01}}],
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                "min": [0, 0, 0], "max": [1, 1, 0]}],
+ "bufferViews": [{"buffer": 0, "byteLength": 36}],
+ "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,$b64"}]}
+GLTF
+    check 1 "the camera at (0, 0, 1e+19): coordinates must be finite" -o "$tmp/x.exr" \
+        "$tmp/far-camera.gltf"
+    sed 's/1e19/3/' "$tmp/far-camera.gltf" >"$tmp/near-camera.gltf"
+    "$render" --quiet -r 8 8 -o "$tmp/near.exr" "$tmp/near-camera.gltf" ||
+        fail "the same scene with its camera at z = 3: exit $?"
+    check 2 "is not a point X,Y,Z" --camera-pos 1e19,1e19,1e19 "$scene"
+    check 2 "is not a point X,Y,Z" --look-at 0,nan,0 "$scene"
+    check 2 "the point of --camera-pos itself" --camera-pos 1,2,3 --look-at 1,2,3 "$scene"
     check 1 "cannot write into" -o "$tmp/no/such/dir/x.exr" "$scene"
     : >"$tmp/plain"
     check 1 "Not a directory" -o "$tmp/plain/x.exr" "$scene"
