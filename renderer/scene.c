@@ -1,5 +1,6 @@
 /* Scene import through assimp's C API: see rt_scene.h for the contract. */
 #define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE */
+#include "import_guard.h"
 #include "rt_paths.h"
 #include "rt_scene.h"
 #include "scene_internal.h"
@@ -1415,6 +1416,57 @@ rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT
     return rt_scene_load_restricted(path, strings, NULL, out, err);
 }
 
+/* One import, run on the import's own large stack (import_guard.h):
+ * assimp's parse, its post-processing, the scene build and the release of
+ * assimp's scene all recurse over the node hierarchy. */
+typedef struct import_job {
+    const char             *path;
+    ustr_table             *strings;
+    unsigned                flags;
+    struct aiPropertyStore *props;
+    io_guard                guard; /* every file assimp opens passes here */
+    rt_scene               *scene; /* the result, or NULL */
+    rt_result               r;
+    char                    err[RT_ERR_LEN];
+} import_job;
+
+static void
+import_run(void *arg)
+{
+    import_job *j = arg;
+    /* No log stream is attached: assimp's default logger is the null one,
+     * so it writes nothing to stdout or stderr. */
+    struct aiFileIO       io = {io_open, io_close, (char *)(void *)&j->guard};
+    const struct aiScene *ai = aiImportFileExWithProperties(j->path, j->flags, &io, j->props);
+    if (ai && scene_needs_tangents(ai))
+        ai = aiApplyPostProcessing(ai, aiProcess_CalcTangentSpace); /* NULL: released */
+    if (!ai && j->guard.refused[0]) {
+        snprintf(j->err, RT_ERR_LEN, "%s", j->guard.refused);
+        j->r = RT_ERR_OPEN;
+    } else if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
+        /* SortByPType dropped every mesh: points and lines only. */
+        snprintf(j->err, RT_ERR_LEN, "no triangles");
+        j->r = RT_ERR_EMPTY;
+    } else if (!ai) {
+        err_set(j->err, "not a scene file: ", aiGetErrorString(), j->path);
+        j->r = RT_ERR_FORMAT;
+    } else if (!ai->mRootNode || ai->mNumMeshes == 0) {
+        snprintf(j->err, RT_ERR_LEN, "no triangles");
+        j->r = RT_ERR_EMPTY;
+    } else {
+        j->r = rt__scene_build(ai, j->path, j->strings, &j->scene, j->err);
+        if (j->r == RT_OK && j->guard.refused[0] &&
+            !(j->scene->refused = strdup(j->guard.refused))) {
+            rt_scene_free(j->scene);
+            j->scene = NULL;
+            snprintf(j->err, RT_ERR_LEN, "out of memory");
+            j->r = RT_ERR_NOMEM;
+        }
+    }
+    if (ai)
+        aiReleaseImport(ai);
+}
+
 rt_result
 rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *allowed,
                          rt_scene **out, char err[RT_ERR_LEN])
@@ -1450,6 +1502,9 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
     }
+    rt_result deep = rt__json_depth_check(path, err);
+    if (deep != RT_OK)
+        return deep;
 
     /* Triangulate + SortByPType with points and lines removed: triangles
      * only. FindInvalidData drops all-zero normal/UV arrays before
@@ -1473,41 +1528,19 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
                      aiProcess_FlipUVs;
 
     pthread_mutex_lock(&import_lock);
-    /* No log stream is attached: assimp's default logger is the null one,
-     * so it writes nothing to stdout or stderr. */
-    io_guard              guard = {.allowed = allowed};
-    struct aiFileIO       io = {io_open, io_close, (char *)(void *)&guard};
-    bool                  heap = obj_heap_prepare(path);
-    const struct aiScene *ai = aiImportFileExWithProperties(path, flags, &io, props);
-    if (ai && scene_needs_tangents(ai))
-        ai = aiApplyPostProcessing(ai, aiProcess_CalcTangentSpace); /* NULL: released */
-    rt_result r;
-    if (!ai && guard.refused[0]) {
-        snprintf(err, RT_ERR_LEN, "%s", guard.refused);
-        r = RT_ERR_OPEN;
-    } else if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
-        /* SortByPType dropped every mesh: points and lines only. */
-        snprintf(err, RT_ERR_LEN, "no triangles");
-        r = RT_ERR_EMPTY;
-    } else if (!ai) {
-        err_set(err, "not a scene file: ", aiGetErrorString(), path);
-        r = RT_ERR_FORMAT;
-    } else if (!ai->mRootNode || ai->mNumMeshes == 0) {
-        snprintf(err, RT_ERR_LEN, "no triangles");
-        r = RT_ERR_EMPTY;
-    } else {
-        r = rt__scene_build(ai, path, strings, out, err);
-        if (r == RT_OK && guard.refused[0] && !((*out)->refused = strdup(guard.refused))) {
-            rt_scene_free(*out);
-            *out = NULL;
-            snprintf(err, RT_ERR_LEN, "out of memory");
-            r = RT_ERR_NOMEM;
-        }
-    }
+    import_job job = {.path = path, .strings = strings, .flags = flags, .props = props};
+    job.guard.allowed = allowed;
+    bool heap = obj_heap_prepare(path);
+    bool ran = rt__import_on_big_stack(import_run, &job, path);
+    int  run_errno = errno;
     pthread_mutex_unlock(&import_lock);
-    if (ai)
-        aiReleaseImport(ai);
     aiReleasePropertyStore(props);
     obj_heap_release(heap); /* after assimp has freed all it had */
-    return r;
+    if (!ran) {
+        snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
+        return RT_ERR_NOMEM;
+    }
+    snprintf(err, RT_ERR_LEN, "%s", job.err);
+    *out = job.scene;
+    return job.r;
 }

@@ -440,6 +440,49 @@ special_files)
     run 1 -o "$tmp/f.png" /dev/stdin
     once "/dev/stdin: cannot open: a FIFO, not a regular file"
     ;;
+deep_nesting)
+    # Nesting that overflowed the main thread's stack (renderer/import_guard.h):
+    # deep JSON is refused before the import, deep glTF nodes load on the
+    # import's own large stack, and an overflow of that stack is one line.
+    sanitizer=$testdata # this case's fifth argument: RT_SANITIZE
+    b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA # a triangle's 3 float32 vertices
+    gltf() { # nodes-json extras-json
+        printf '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": %s,
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                "min": [0, 0, 0], "max": [1, 1, 0]}],
+ "bufferViews": [{"buffer": 0, "byteLength": 36}],
+ "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,%s"}],
+ "extras": %s}' "$1" "$b64" "$2"
+    }
+    nodes=$(awk 'BEGIN { n = 14000; printf "["; for (i = 0; i < n - 1; i++) printf "{\"children\": [%d]}, ", i + 1; printf "{\"mesh\": 0}]" }')
+    arrays=$(awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "["; for (i = 0; i < 1000000; i++) printf "]" }')
+    gltf "$nodes" '{}' >"$tmp/nodes.gltf"
+    gltf '[{"mesh": 0}]' "$arrays" >"$tmp/arrays.gltf"
+    "$render" --quiet -r 8 8 -o "$tmp/n.exr" "$tmp/nodes.gltf" || fail "14,000 nested nodes: exit $?"
+    check() { # file expected-message [env]
+        out=$(env ${3:-} "$render" --quiet -r 8 8 -o "$tmp/x.exr" "$1" 2>&1)
+        rc=$?
+        [ "$rc" = 1 ] || fail "$1: exit $rc, expected 1 ($out)"
+        [ "$(wc -l <<<"$out")" = 1 ] || fail "$1: not one line: $out"
+        [[ $out == *"$2"* ]] || fail "$1: '$out' lacks '$2'"
+    }
+    check "$tmp/arrays.gltf" "arrays.gltf: too deeply nested: JSON deeper than 1000 levels"
+    # The same JSON as a .glb's chunk: "glTF", version 2, length; the chunk.
+    json=$(gltf '[{"mesh": 0}]' "$arrays")
+    n=$(printf '%s' "$json" | wc -c)
+    le32() { printf "\\x%02x\\x%02x\\x%02x\\x%02x" $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+    {
+        printf 'glTF'; printf "$(le32 2)$(le32 $((n + 20)))$(le32 "$n")"; printf 'JSON'
+        printf '%s' "$json"
+    } >"$tmp/arrays.glb"
+    check "$tmp/arrays.glb" "arrays.glb: too deeply nested: JSON deeper than 1000 levels"
+    # Under the sanitizers the overflow is theirs to report.
+    if [ -z "$sanitizer" ]; then
+        check "$tmp/nodes.gltf" "nodes.gltf: too deeply nested: the import overflowed its 1 MiB stack" \
+            RT_IMPORT_STACK_MB=1
+    fi
+    ;;
 exr_module)
     # OpenEXR is loaded on first use (texture/exr_module.h): a PNG render of
     # PNG textures never maps it, an EXR output does, and a module that

@@ -1,0 +1,200 @@
+/* The import's guards against deep nesting (import_guard.h). */
+#define _GNU_SOURCE /* pthread_getattr_np, program_invocation_short_name */
+#include "import_guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- JSON nesting ---- */
+
+/* Whether the JSON in [start, start + len) of fd nests deeper than
+ * RT_MAX_JSON_DEPTH; *at is then the offset of the bracket that does.
+ * Brackets inside strings do not count. */
+static bool
+json_too_deep(int fd, uint64_t start, uint64_t len, uint64_t *at)
+{
+    static _Thread_local char buf[1 << 16];
+    unsigned                  depth = 0;
+    bool                      in_string = false, escaped = false;
+    for (uint64_t pos = start, end = start + len; pos < end;) {
+        size_t  want = end - pos < sizeof buf ? (size_t)(end - pos) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)pos);
+        if (n <= 0)
+            return false; /* unreadable: the import says why */
+        for (ssize_t i = 0; i < n; i++) {
+            char c = buf[i];
+            if (in_string) {
+                if (escaped)
+                    escaped = false;
+                else if (c == '\\')
+                    escaped = true;
+                else if (c == '"')
+                    in_string = false;
+            } else if (c == '"') {
+                in_string = true;
+            } else if (c == '[' || c == '{') {
+                if (++depth > RT_MAX_JSON_DEPTH) {
+                    *at = pos + (uint64_t)i;
+                    return true;
+                }
+            } else if ((c == ']' || c == '}') && depth > 0) {
+                depth--;
+            }
+        }
+        pos += (uint64_t)n;
+    }
+    return false;
+}
+
+static uint32_t
+le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+rt_result
+rt__json_depth_check(const char *path, char err[RT_ERR_LEN])
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return RT_OK;
+    /* A .glb: "glTF", version, length, then the JSON chunk's length and
+     * type; a .gltf is JSON throughout. */
+    unsigned char head[20];
+    uint64_t      start = 0, len = UINT64_MAX, at;
+    const char   *dot = strrchr(path, '.');
+    bool          gltf = dot && strcasecmp(dot, ".gltf") == 0;
+    if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head && memcmp(head, "glTF", 4) == 0 &&
+        memcmp(head + 16, "JSON", 4) == 0) {
+        start = sizeof head, len = le32(head + 12), gltf = true;
+    }
+    bool deep = gltf && json_too_deep(fd, start, len, &at);
+    close(fd);
+    if (!deep)
+        return RT_OK;
+    snprintf(err, RT_ERR_LEN, "too deeply nested: JSON deeper than %d levels (at byte %llu)",
+             RT_MAX_JSON_DEPTH, (unsigned long long)at);
+    return RT_ERR_FORMAT;
+}
+
+/* ---- the import's own stack ---- */
+
+/* What the SIGSEGV handler knows while an import runs: the guard zone
+ * below the import thread's stack (set by that thread before it installs
+ * the handler, so an overflow there, in program order after, sees it), and
+ * the line to print (set before the thread starts). One import at a time.
+ * Volatile: read in a signal handler. */
+static volatile uintptr_t zone_lo, zone_hi;
+static char               overflow_line[512];
+static size_t             overflow_len;
+static struct sigaction   segv_before;
+
+static void
+on_segv(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig, (void)ctx;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= zone_lo && a < zone_hi) {
+        ssize_t n = write(STDERR_FILENO, overflow_line, overflow_len);
+        (void)n; /* nothing to do if stderr is gone */
+        _exit(1);
+    }
+    /* Not an overflow of ours: put the handler before back and return; the
+     * faulting instruction runs again and faults under it. */
+    sigaction(SIGSEGV, &segv_before, NULL);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0 /* the sanitizers catch and report overflows themselves */
+#endif
+
+typedef struct big_stack_job {
+    void (*fn)(void *);
+    void *arg;
+} big_stack_job;
+
+static void *
+big_stack_main(void *p)
+{
+    const big_stack_job *job = p;
+    /* The handler cannot run on the stack that overflowed: it gets its
+     * own, on this thread. */
+    static char    alt[1 << 16];
+    stack_t        ss = {.ss_sp = alt, .ss_size = sizeof alt};
+    pthread_attr_t attr;
+    void          *lo;
+    size_t         size, guard;
+    if (!SANITIZED && sigaltstack(&ss, NULL) == 0 &&
+        pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &lo, &size) == 0 &&
+            pthread_attr_getguardsize(&attr, &guard) == 0) {
+            zone_lo = (uintptr_t)lo - guard, zone_hi = (uintptr_t)lo;
+            struct sigaction sa = {.sa_sigaction = on_segv, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGSEGV, &sa, &segv_before);
+        }
+        pthread_attr_destroy(&attr);
+    }
+    job->fn(job->arg);
+    if (zone_hi) {
+        sigaction(SIGSEGV, &segv_before, NULL);
+        zone_lo = zone_hi = 0;
+        ss = (stack_t){.ss_flags = SS_DISABLE};
+        sigaltstack(&ss, NULL);
+    }
+    return NULL;
+}
+
+/* RT_IMPORT_STACK_MB, or the environment's RT_IMPORT_STACK_MB (1..4096). */
+static size_t
+stack_mb(void)
+{
+    const char   *e = getenv("RT_IMPORT_STACK_MB");
+    char         *end;
+    unsigned long v = e ? strtoul(e, &end, 10) : 0;
+    return e && *e && !*end && v >= 1 && v <= 4096 ? (size_t)v : RT_IMPORT_STACK_MB;
+}
+
+bool
+rt__import_on_big_stack(void (*fn)(void *), void *arg, const char *name)
+{
+    size_t mb = stack_mb();
+    overflow_len = (size_t)snprintf(overflow_line, sizeof overflow_line,
+                                    "%s: %.300s: too deeply nested: the import overflowed its "
+                                    "%zu MiB stack\n",
+                                    program_invocation_short_name, name, mb);
+    if (overflow_len >= sizeof overflow_line)
+        overflow_len = sizeof overflow_line - 1;
+    pthread_attr_t attr;
+    pthread_t      t;
+    big_stack_job  job = {fn, arg};
+    int            e = pthread_attr_init(&attr);
+    if (!e)
+        e = pthread_attr_setstacksize(&attr, mb << 20);
+    if (!e) /* wide enough that no one frame steps over it */
+        e = pthread_attr_setguardsize(&attr, (size_t)1 << 20);
+    if (!e)
+        e = pthread_create(&t, &attr, big_stack_main, &job);
+    pthread_attr_destroy(&attr);
+    if (e) {
+        errno = e;
+        return false;
+    }
+    pthread_join(t, NULL);
+    return true;
+}

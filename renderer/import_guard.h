@@ -1,0 +1,40 @@
+/* What keeps a hostile scene file from killing an import unannounced:
+ * nesting. assimp's importers, and the scene build's walk of the node
+ * hierarchy, recurse once per level: a glTF of 14,000 nested nodes (311 KB)
+ * or of a million nested JSON arrays in `extras` (2 MB) overflowed the main
+ * thread's 8 MiB stack and ended the process with a bare SIGSEGV. So:
+ *
+ * - JSON nesting is counted before assimp reads a glTF (.gltf, or a .glb's
+ *   JSON chunk): over RT_MAX_JSON_DEPTH levels the file is refused, "too
+ *   deeply nested: JSON deeper than 1000 levels";
+ * - the import itself runs on a thread of its own with a stack of
+ *   RT_IMPORT_STACK_MB (address space, committed only as far as it is
+ *   used), so that nesting the check cannot see (glTF nodes nest by index,
+ *   not in the JSON; other formats) has room: 300,000 nested glTF nodes
+ *   load. Deeper still, the stack's guard is hit, and the process ends
+ *   with one line, "PROG: FILE: too deeply nested: the import overflowed
+ *   its 256 MiB stack", exit status 1, instead of a crash. (Not under the
+ *   sanitizers, which report the overflow themselves.) */
+#ifndef RT_IMPORT_GUARD_H
+#define RT_IMPORT_GUARD_H
+
+#include "rt_scene.h"
+
+#include <stdbool.h>
+
+#define RT_MAX_JSON_DEPTH  1000
+#define RT_IMPORT_STACK_MB 256 /* $RT_IMPORT_STACK_MB (1..4096) sets another */
+
+/* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than
+ * RT_MAX_JSON_DEPTH. Only glTF is looked at (a .gltf file, or any file that
+ * starts as a .glb does); anything else, and a file that cannot be read
+ * (the import will say why), is RT_OK. Reads the file once, in blocks. */
+rt_result rt__json_depth_check(const char *path, char err[RT_ERR_LEN]);
+
+/* Runs fn(arg) on a thread with the import's large stack and waits for it.
+ * An overflow of that stack ends the process as said above, `name` being
+ * the file's. One call at a time (the caller holds the import's lock).
+ * False, with errno, when the thread cannot be started. */
+bool rt__import_on_big_stack(void (*fn)(void *), void *arg, const char *name);
+
+#endif
