@@ -112,15 +112,10 @@ on_segv(int sig, siginfo_t *si, void *ctx)
     sigaction(SIGSEGV, &segv_before, NULL);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0 /* the sanitizers catch and report overflows themselves */
+/* RT_SANITIZED: set by CMake in sanitizer builds, which catch and report
+ * overflows themselves. */
+#ifndef RT_SANITIZED
+#define RT_SANITIZED 0
 #endif
 
 typedef struct big_stack_job {
@@ -139,7 +134,7 @@ big_stack_main(void *p)
     pthread_attr_t attr;
     void          *lo;
     size_t         size, guard;
-    if (!SANITIZED && sigaltstack(&ss, NULL) == 0 &&
+    if (!RT_SANITIZED && sigaltstack(&ss, NULL) == 0 &&
         pthread_getattr_np(pthread_self(), &attr) == 0) {
         if (pthread_attr_getstack(&attr, &lo, &size) == 0 &&
             pthread_attr_getguardsize(&attr, &guard) == 0) {

@@ -24,13 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
 
 typedef tex_result (*reader)(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
@@ -135,7 +128,7 @@ png_ihdr_write(const char *path, uint32_t w, uint32_t h, int depth, int color)
 static void
 memory_limit(void)
 {
-#ifndef SANITIZED
+#ifndef RT_SANITIZED
     struct rlimit rl = {.rlim_cur = (rlim_t)1 << 30, .rlim_max = (rlim_t)1 << 30};
     REQUIRE(setrlimit(RLIMIT_AS, &rl) == 0);
 #endif
