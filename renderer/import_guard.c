@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -11,7 +12,113 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- the memory budget ---- */
+
+/* The import thread's count. Thread-local: only that thread counts, and
+ * no other thread's malloc pays more than the test of `on`. */
+static _Thread_local struct {
+    bool     on, over;
+    uint64_t used, budget, asked; /* asked: used plus the refused request */
+} budget;
+
+void
+rt__import_budget_start(void)
+{
+    budget.on = true, budget.over = false;
+    budget.used = budget.asked = 0;
+    budget.budget = (uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20;
+}
+
+void
+rt__import_budget_file(int fd)
+{
+    struct stat st;
+    if (budget.on && fstat(fd, &st) == 0)
+        budget.budget += (uint64_t)st.st_blocks * 512 * RT_IMPORT_BUDGET_PER_BYTE;
+}
+
+bool
+rt__import_budget_stop(uint64_t *asked, uint64_t *budget_then)
+{
+    budget.on = false;
+    *asked = budget.asked, *budget_then = budget.budget;
+    return budget.over;
+}
+
+#if !RT_SANITIZED
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void  __libc_free(void *p);
+
+/* Whether n more bytes, `old` ones being given back, fit the budget; when
+ * not, the request is noted. Blocks are counted at their usable size,
+ * taken after the allocation and given back at free. */
+static bool
+budget_fits(uint64_t n, uint64_t old)
+{
+    uint64_t after = budget.used - (old < budget.used ? old : budget.used) + n;
+    if (after <= budget.budget)
+        return true;
+    budget.over = true, budget.asked = after;
+    errno = ENOMEM;
+    return false;
+}
+
+static void
+budget_count(void *p, uint64_t old)
+{
+    budget.used -= old < budget.used ? old : budget.used; /* blocks from before the start */
+    if (p)
+        budget.used += malloc_usable_size(p);
+}
+
+void *
+malloc(size_t n)
+{
+    if (!budget.on)
+        return __libc_malloc(n);
+    void *p = budget_fits(n, 0) ? __libc_malloc(n) : NULL;
+    budget_count(p, 0);
+    return p;
+}
+
+void *
+calloc(size_t n, size_t size)
+{
+    if (!budget.on)
+        return __libc_calloc(n, size);
+    bool  wraps = size && n > SIZE_MAX / size; /* glibc's calloc refuses it too */
+    void *p = !wraps && budget_fits((uint64_t)n * size, 0) ? __libc_calloc(n, size) : NULL;
+    budget_count(p, 0);
+    return p;
+}
+
+void *
+realloc(void *p, size_t n)
+{
+    if (!budget.on)
+        return __libc_realloc(p, n);
+    uint64_t old = p ? malloc_usable_size(p) : 0;
+    if (!budget_fits(n, old))
+        return NULL; /* p stays as it was */
+    void *q = __libc_realloc(p, n);
+    if (q || n == 0)
+        budget_count(q, old);
+    return q;
+}
+
+void
+free(void *p)
+{
+    if (budget.on && p)
+        budget_count(NULL, malloc_usable_size(p));
+    __libc_free(p);
+}
+#endif
 
 /* ---- JSON nesting ---- */
 

@@ -15,15 +15,38 @@
  *   with one line, "PROG: FILE: too deeply nested: the import overflowed
  *   its 256 MiB stack", exit status 1, instead of a crash. (Not under the
  *   sanitizers, which report the overflow themselves.) */
+/*
+ * And memory: a PLY or OFF header of a few bytes can declare billions of
+ * elements, and assimp reserves for them before reading one (10-48 GB). So
+ * the import thread's allocations are counted against a budget of
+ * RT_IMPORT_BUDGET_BASE_MB plus RT_IMPORT_BUDGET_PER_BYTE times the bytes
+ * the files it opened hold on disk (allocated blocks: a sparse file claims
+ * gigabytes and holds none). An allocation over it fails as if memory had
+ * run out; the import then says which limit was hit. The count is kept by
+ * malloc, calloc, realloc and free defined in this program, which hand
+ * every call on to glibc's own and count only on the import thread (not
+ * under the sanitizers, which bring their own malloc; there
+ * ASAN_OPTIONS=allocator_may_return_null=1 refuses the largest claims). */
 #ifndef RT_IMPORT_GUARD_H
 #define RT_IMPORT_GUARD_H
 
 #include "rt_scene.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define RT_MAX_JSON_DEPTH  1000
 #define RT_IMPORT_STACK_MB 256 /* $RT_IMPORT_STACK_MB (1..4096) sets another */
+
+#define RT_IMPORT_BUDGET_BASE_MB  256
+#define RT_IMPORT_BUDGET_PER_BYTE 16
+
+/* On the import thread: start counting against a budget of the base;
+ * each file opened adds to it; stop reports whether it was exceeded, and
+ * by what (the bytes asked for in all when it was, the budget then). */
+void rt__import_budget_start(void);
+void rt__import_budget_file(int fd);
+bool rt__import_budget_stop(uint64_t *asked, uint64_t *budget);
 
 /* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than
  * RT_MAX_JSON_DEPTH. Only glTF is looked at (a .gltf file, or any file that

@@ -272,7 +272,7 @@ textures_start(run *u, char err[RT_ERR_LEN])
     tex_result r = tex_file_info_get(u->ts, name, &info);
     u->envmap_checking = NULL;
     if (r != TEX_OK) {
-        snprintf(err, RT_ERR_LEN, "--envmap %.100s: %.150s", o->envmap, u->envmap_error);
+        snprintf(err, RT_ERR_LEN, "--envmap %.90s: %.150s", o->envmap, u->envmap_error);
         return false;
     }
     return true;

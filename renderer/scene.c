@@ -1315,6 +1315,7 @@ io_open(struct aiFileIO *io, const char *name, const char *mode)
             snprintf(g->refused, sizeof g->refused, "%.150s: %.100s", name, why);
         return NULL;
     }
+    rt__import_budget_file(fd);
     FILE          *fp = fdopen(fd, "rb");
     struct aiFile *f = fp ? calloc(1, sizeof *f) : NULL;
     if (!fp)
@@ -1436,7 +1437,8 @@ import_run(void *arg)
     import_job *j = arg;
     /* No log stream is attached: assimp's default logger is the null one,
      * so it writes nothing to stdout or stderr. */
-    struct aiFileIO       io = {io_open, io_close, (char *)(void *)&j->guard};
+    struct aiFileIO io = {io_open, io_close, (char *)(void *)&j->guard};
+    rt__import_budget_start();
     const struct aiScene *ai = aiImportFileExWithProperties(j->path, j->flags, &io, j->props);
     if (ai && scene_needs_tangents(ai))
         ai = aiApplyPostProcessing(ai, aiProcess_CalcTangentSpace); /* NULL: released */
@@ -1462,6 +1464,17 @@ import_run(void *arg)
             snprintf(j->err, RT_ERR_LEN, "out of memory");
             j->r = RT_ERR_NOMEM;
         }
+    }
+    uint64_t asked, budget;
+    if (rt__import_budget_stop(&asked, &budget)) { /* whatever came of it, the file lied */
+        rt_scene_free(j->scene);
+        j->scene = NULL;
+        snprintf(j->err, RT_ERR_LEN,
+                 "too large for its size: the import asked for %.1f MiB, over its budget of "
+                 "%.1f MiB (%d MiB + %d x the bytes its files hold)",
+                 (double)asked / (1 << 20), (double)budget / (1 << 20), RT_IMPORT_BUDGET_BASE_MB,
+                 RT_IMPORT_BUDGET_PER_BYTE);
+        j->r = RT_ERR_NOMEM;
     }
     if (ai)
         aiReleaseImport(ai);

@@ -43,6 +43,18 @@ f 5/1/2 7/3/2 8/4/2
 OBJ
 scene=$tmp/scene.obj
 json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
+# A glTF of one triangle (mesh 0): tri_gltf SCENE-NODES NODES [BUFFER] [MEMBERS]: the
+# scene's node list, the "nodes" array, its one buffer (default: the
+# triangle inline) and more top-level members.
+tri_gltf() {
+    local b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA # 3 float32 vertices
+    local buffer=${3:-"{\"byteLength\": 36, \"uri\": \"data:application/octet-stream;base64,$b64\"}"}
+    printf '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": %s}], "nodes": %s,
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                "min": [0, 0, 0], "max": [1, 1, 0]}],
+ "bufferViews": [{"buffer": 0, "byteLength": 36}], "buffers": [%s]%s}\n' "$1" "$2" "$buffer" "${4:+, $4}"
+}
 
 case $case_ in
 determinism)
@@ -367,17 +379,9 @@ bad_input)
     printf 'v 0 0 0\nv 1 0 0\nv 0 1 1e19\nf 1 2 3\n' >"$tmp/far.obj"
     check 1 "a vertex at (0, 1, 1e+19): coordinates must be finite and within" -o "$tmp/x.exr" \
         "$tmp/far.obj"
-    b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA # a triangle's 3 float32 vertices
-    cat >"$tmp/far-camera.gltf" <<GLTF
-{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, 1]}],
- "nodes": [{"mesh": 0}, {"camera": 0, "translation": [0, 0, 1e19]}],
- "cameras": [{"type": "perspective", "perspective": {"yfov": 0.8, "znear": 0.01}}],
- "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
- "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
-                "min": [0, 0, 0], "max": [1, 1, 0]}],
- "bufferViews": [{"buffer": 0, "byteLength": 36}],
- "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,$b64"}]}
-GLTF
+    tri_gltf '[0, 1]' '[{"mesh": 0}, {"camera": 0, "translation": [0, 0, 1e19]}]' '' \
+        '"cameras": [{"type": "perspective", "perspective": {"yfov": 0.8, "znear": 0.01}}]' \
+        >"$tmp/far-camera.gltf"
     check 1 "the camera at (0, 0, 1e+19): coordinates must be finite" -o "$tmp/x.exr" \
         "$tmp/far-camera.gltf"
     sed 's/1e19/3/' "$tmp/far-camera.gltf" >"$tmp/near-camera.gltf"
@@ -445,20 +449,10 @@ deep_nesting)
     # deep JSON is refused before the import, deep glTF nodes load on the
     # import's own large stack, and an overflow of that stack is one line.
     sanitizer=$testdata # this case's fifth argument: RT_SANITIZE
-    b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA # a triangle's 3 float32 vertices
-    gltf() { # nodes-json extras-json
-        printf '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": %s,
- "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
- "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
-                "min": [0, 0, 0], "max": [1, 1, 0]}],
- "bufferViews": [{"buffer": 0, "byteLength": 36}],
- "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,%s"}],
- "extras": %s}' "$1" "$b64" "$2"
-    }
     nodes=$(awk 'BEGIN { n = 14000; printf "["; for (i = 0; i < n - 1; i++) printf "{\"children\": [%d]}, ", i + 1; printf "{\"mesh\": 0}]" }')
     arrays=$(awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "["; for (i = 0; i < 1000000; i++) printf "]" }')
-    gltf "$nodes" '{}' >"$tmp/nodes.gltf"
-    gltf '[{"mesh": 0}]' "$arrays" >"$tmp/arrays.gltf"
+    tri_gltf '[0]' "$nodes" >"$tmp/nodes.gltf"
+    tri_gltf '[0]' '[{"mesh": 0}]' '' "\"extras\": $arrays" >"$tmp/arrays.gltf"
     "$render" --quiet -r 8 8 -o "$tmp/n.exr" "$tmp/nodes.gltf" || fail "14,000 nested nodes: exit $?"
     check() { # file expected-message [env]
         out=$(env ${3:-} "$render" --quiet -r 8 8 -o "$tmp/x.exr" "$1" 2>&1)
@@ -469,7 +463,7 @@ deep_nesting)
     }
     check "$tmp/arrays.gltf" "arrays.gltf: too deeply nested: JSON deeper than 1000 levels"
     # The same JSON as a .glb's chunk: "glTF", version 2, length; the chunk.
-    json=$(gltf '[{"mesh": 0}]' "$arrays")
+    json=$(<"$tmp/arrays.gltf")
     n=$(printf '%s' "$json" | wc -c)
     le32() { printf "\\x%02x\\x%02x\\x%02x\\x%02x" $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
     {
@@ -482,6 +476,33 @@ deep_nesting)
         check "$tmp/nodes.gltf" "nodes.gltf: too deeply nested: the import overflowed its 1 MiB stack" \
             RT_IMPORT_STACK_MB=1
     fi
+    ;;
+import_budget)
+    # Headers that declare billions of elements, a glTF buffer over a 10 GB
+    # sparse file: the import's allocations stop at its budget
+    # (renderer/import_guard.h), and the message says so.
+    sanitizer=$testdata # this case's fifth argument: RT_SANITIZE
+    printf 'ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n' >"$tmp/huge.ply"
+    printf 'OFF\n3000000000 1 0\n0 0 0\n' >"$tmp/huge.off"
+    truncate -s 10G "$tmp/sparse.bin" || fail "truncate"
+    tri_gltf '[0]' '[{"mesh": 0}]' '{"byteLength": 10737418240, "uri": "sparse.bin"}' \
+        >"$tmp/sparse.gltf"
+    check() { # file expected-message
+        out=$(ASAN_OPTIONS=allocator_may_return_null=1 "$render" --quiet -r 8 8 -o "$tmp/x.exr" "$1" 2>&1)
+        rc=$?
+        [ "$rc" = 1 ] || fail "$1: exit $rc, expected 1 ($out)"
+        [ "$(wc -l <<<"$out")" = 1 ] || fail "$1: not one line: $out"
+        [[ $out == *"$2"* ]] || fail "$1: '$out' lacks '$2'"
+    }
+    if [ -n "$sanitizer" ]; then # its own malloc: no budget, but no crash either
+        check "$tmp/huge.ply" "huge.ply: "
+        check "$tmp/huge.off" "huge.off: "
+        exit 0
+    fi
+    budget="over its budget of 256."
+    check "$tmp/huge.ply" "huge.ply: too large for its size: the import asked for 45777.4 MiB, $budget"
+    check "$tmp/huge.off" "huge.off: too large for its size: the import asked for 34332.3 MiB, $budget"
+    check "$tmp/sparse.gltf" "sparse.gltf: too large for its size: the import asked for 10240."
     ;;
 exr_module)
     # OpenEXR is loaded on first use (texture/exr_module.h): a PNG render of
