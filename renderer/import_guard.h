@@ -25,8 +25,7 @@
  * run out; the import then says which limit was hit. The count is kept by
  * malloc, calloc, realloc and free defined in this program, which hand
  * every call on to glibc's own and count only on the import thread (not
- * under the sanitizers, which bring their own malloc; there
- * ASAN_OPTIONS=allocator_may_return_null=1 refuses the largest claims). */
+ * under the sanitizers, which bring their own malloc). */
 #ifndef RT_IMPORT_GUARD_H
 #define RT_IMPORT_GUARD_H
 

@@ -205,9 +205,9 @@ paths_make(const rt_options *o, rt_paths **out)
 }
 
 static bool
-allow_path(void *ctx, const char *path)
+allow_fd(void *ctx, int fd)
 {
-    return rt_paths_allow(ctx, path);
+    return rt_paths_allow_fd(ctx, fd);
 }
 
 /* What a run holds between its steps; freed by run_free(). */
@@ -254,7 +254,7 @@ textures_start(run *u, char err[RT_ERR_LEN])
                               .strings = u->strings,
                               .report = texture_report,
                               .report_ctx = u,
-                              .allow = u->paths ? allow_path : NULL,
+                              .allow = u->paths ? allow_fd : NULL,
                               .allow_ctx = u->paths};
     if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
         snprintf(err, RT_ERR_LEN, "cannot start the texture system");

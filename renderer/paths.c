@@ -3,8 +3,11 @@
 #include "rt_paths.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct rt_paths {
     size_t n;
@@ -42,19 +45,21 @@ rt_paths_destroy(rt_paths *p)
 }
 
 bool
-rt_paths_allow(const rt_paths *p, const char *path)
+rt_paths_allow_fd(const rt_paths *p, int fd)
 {
     if (!p)
         return true;
-    char *real = realpath(path, NULL);
-    if (!real)
-        return true;
+    char link[64], real[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, real, sizeof real - 1);
+    if (len <= 0 || real[0] != '/')
+        return false;
+    real[len] = '\0';
     bool ok = false;
     for (size_t i = 0; i < p->n && !ok; i++) {
         size_t n = strlen(p->dirs[i]);
         ok = strncmp(real, p->dirs[i], n) == 0 &&
              (real[n] == '/' || real[n] == '\0' || (n == 1 && p->dirs[i][0] == '/'));
     }
-    free(real);
     return ok;
 }

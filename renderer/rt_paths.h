@@ -1,8 +1,10 @@
 /* Allowed folders, for scenes written by others (render --restrict-paths):
  * a file may be read only if its path, with every symbolic link and ".."
- * resolved, lies inside one of the folders. The scene importer checks the
- * files assimp opens (materials, buffers), the texture system each texture
- * (through tex_config.allow). */
+ * resolved, lies inside one of the folders. The check is made on the file
+ * actually opened (its descriptor), so a name swapped for a symbolic link
+ * between a check and an open cannot lead out: the scene importer checks
+ * each file assimp opens (materials, buffers), the texture system each
+ * texture (through tex_config.allow). */
 #ifndef RT_PATHS_H
 #define RT_PATHS_H
 
@@ -18,8 +20,11 @@ typedef struct rt_paths rt_paths; /* opaque, read-only once made: any thread */
 rt_result rt_paths_create(const char *const *dirs, size_t n, rt_paths **out);
 void      rt_paths_destroy(rt_paths *p); /* NULL is a no-op */
 
-/* Whether `path` may be read: true for NULL p (no restriction) and for a
- * file that does not exist (opening it fails and says so itself). */
-bool rt_paths_allow(const rt_paths *p, const char *path);
+/* Whether the file open as `fd` may be read: true for NULL p (no
+ * restriction); otherwise its path, as the kernel has it
+ * (/proc/self/fd/FD), must lie in one of the folders. Fails closed: false
+ * when that path cannot be read (no /proc) or is not a file's in a folder
+ * (a pipe, a socket). Safe from any thread. */
+bool rt_paths_allow_fd(const rt_paths *p, int fd);
 
 #endif

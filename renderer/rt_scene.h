@@ -154,7 +154,7 @@ void      rt_scene_free(rt_scene *s); /* NULL is a no-op */
 
 /* As rt_scene_load(), for scenes written by others: every file assimp
  * opens (the scene, its materials, its buffers) must pass
- * rt_paths_allow(allowed); one that does not is not opened (allowed NULL:
+ * rt_paths_allow_fd(allowed), opened; one that does not is closed unread (allowed NULL:
  * no check). A refused file the import cannot do without fails it with
  * RT_ERR_OPEN, "refused FILE: outside the allowed folders"; one it can (an
  * OBJ's material library) is named in s->refused. Textures are checked by

@@ -1297,23 +1297,29 @@ static struct aiFile *
 io_open(struct aiFileIO *io, const char *name, const char *mode)
 {
     io_guard *g = (io_guard *)(void *)io->UserData;
-    if (!rt_paths_allow(g->allowed, name)) {
-        if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "refused %.200s: outside the allowed folders",
-                     name);
-        return NULL; /* as if it were not there */
-    }
     /* Only ever read (no importer writes), and only regular files: a FIFO
      * named as an OBJ's material library or a glTF buffer would otherwise
-     * block the import forever. */
+     * block the import forever. The folder check is made on the file
+     * opened, so a name swapped for a link out after a check cannot
+     * escape. */
     char why[TEX_ERR_LEN];
-    int  fd = strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')
-                  ? (snprintf(why, sizeof why, "cannot open: not for writing"), -1)
-                  : tex_open_regular(name, why);
+    if (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')) {
+        if (!g->refused[0])
+            snprintf(g->refused, sizeof g->refused, "%.150s: cannot open for writing", name);
+        return NULL;
+    }
+    int fd = tex_open_regular(name, why);
     if (fd < 0) {
         if (!g->refused[0] && errno != ENOENT) /* a missing file is assimp's to report */
             snprintf(g->refused, sizeof g->refused, "%.150s: %.100s", name, why);
         return NULL;
+    }
+    if (!rt_paths_allow_fd(g->allowed, fd)) {
+        close(fd);
+        if (!g->refused[0])
+            snprintf(g->refused, sizeof g->refused, "refused %.200s: outside the allowed folders",
+                     name);
+        return NULL; /* as if it were not there */
     }
     rt__import_budget_file(fd);
     FILE          *fp = fdopen(fd, "rb");

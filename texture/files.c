@@ -358,11 +358,42 @@ open_decoded(tex_system *ts, tex__file *f, tex_image *img, char err[TEX_ERR_LEN]
     return r;
 }
 
+tex_result
+tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src, char err[TEX_ERR_LEN])
+{
+    src->fd = -1;
+    src->path = f->path;
+    /* A name aliased to a path of the caller's own (tex_file_alias) is
+     * trusted: the caller wrote that file. */
+    if (!ts->cfg.allow || f->path != f->name)
+        return TEX_OK;
+    int fd = tex_open_regular(f->path, err);
+    if (fd < 0)
+        return TEX_ERR_OPEN;
+    if (!ts->cfg.allow(ts->cfg.allow_ctx, fd)) {
+        close(fd);
+        snprintf(err, TEX_ERR_LEN, "refused: outside the allowed folders");
+        return TEX_ERR_OPEN;
+    }
+    src->fd = fd;
+    snprintf(src->proc, sizeof src->proc, "/proc/self/fd/%d", fd);
+    src->path = src->proc;
+    return TEX_OK;
+}
+
+void
+tex__read_close(tex__read_from *src)
+{
+    if (src->fd >= 0)
+        close(src->fd);
+    src->fd = -1;
+}
+
 static tex_result
-open_exr(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+open_exr(tex_system *ts, tex__file *f, const char *path, char err[TEX_ERR_LEN])
 {
     tex_exr_info info;
-    tex_result   r = tex_exr_open(f->path, &f->exr, &info, err);
+    tex_result   r = tex_exr_open(path, &f->exr, &info, err);
     if (r != TEX_OK)
         return r;
     if (!info.tiled || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
@@ -389,27 +420,29 @@ open_exr(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 static tex_result
 open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
-    tex_result r = TEX_OK;
-    tex_image  img;
-    /* A name aliased to a path of the caller's own (tex_file_alias) is
-     * trusted: the caller wrote that file. */
-    if (f->path == f->name && ts->cfg.allow && !ts->cfg.allow(ts->cfg.allow_ctx, f->path)) {
-        snprintf(err, TEX_ERR_LEN, "refused: outside the allowed folders");
-        return TEX_ERR_OPEN;
-    }
-    switch (tex__sniff(f->path, err, &r)) {
+    tex__read_from src;
+    tex_result     r = tex__read_open(ts, f, &src, err);
+    tex_image      img;
+    if (r != TEX_OK)
+        return r;
+    switch (tex__sniff(src.path, err, &r)) {
     case TEX__FORMAT_EXR:
-        return open_exr(ts, f, err); /* tiled and MIP-mapped: tile by tile */
+        r = open_exr(ts, f, src.path, err); /* tiled and MIP-mapped: tile by tile */
+        tex__read_close(&src);
+        return r;
     case TEX__FORMAT_PNG:
-        r = tex_png_read(f->path, &img, err);
+        r = tex_png_read(src.path, &img, err);
         break;
     case TEX__FORMAT_JPEG:
-        r = tex_jpeg_read(f->path, &img, err);
+        r = tex_jpeg_read(src.path, &img, err);
         break;
     default:
-        return r; /* sniffing said why */
+        break; /* sniffing said why */
     }
-    return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
+    tex__read_close(&src);
+    if (r != TEX_OK)
+        return r;
+    return open_decoded(ts, f, &img, err);
 }
 
 tex_result

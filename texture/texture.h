@@ -34,11 +34,15 @@ typedef struct tex_config {     /* zero-initialised means defaults */
     void (*report)(void *ctx, const char *name, const char *reason);
     void *report_ctx;
     /* Untrusted scenes: NULL, any file may be read; else a file is read
-     * only if allow(allow_ctx, path) says so. Any other is refused
-     * ("outside the allowed folders"), reported once like a missing file,
-     * and gives the fill colour. Files named by tex_file_alias() are the
-     * caller's own and not checked. May run on any worker thread. */
-    bool (*allow)(void *ctx, const char *path);
+     * only if allow(allow_ctx, fd) says so of it, opened: the file is
+     * opened once, judged by its descriptor, and every read of it then
+     * goes through that descriptor's /proc/self/fd name, so it is the file
+     * judged that is read, whatever its name points to by then. Any other
+     * is refused ("outside the allowed folders"), reported once like a
+     * missing file, and gives the fill colour. Files named by
+     * tex_file_alias() are the caller's own and not checked. May run on
+     * any worker thread. */
+    bool (*allow)(void *ctx, int fd);
     void *allow_ctx;
 } tex_config;
 

@@ -175,6 +175,23 @@ typedef enum {
 } tex__format;
 tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
 
+/* Where a file's bytes are read from, for one open of it by a decoder.
+ * Under cfg.allow the file is opened here once and judged by its
+ * descriptor, and `path` is that descriptor's /proc/self/fd name, which the
+ * decoder's own open reopens: the very file judged, whatever f->path
+ * points to by then. Otherwise `path` is f->path (fd -1). */
+typedef struct tex__read_from {
+    const char *path;
+    int         fd;
+    char        proc[32];
+} tex__read_from;
+/* TEX_OK, or TEX_ERR_OPEN with err: cannot open ("cannot open: ..."), or
+ * refused ("refused: outside the allowed folders"). Close it with
+ * tex__read_close() once the decoder has opened `path` (or failed). */
+tex_result tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src,
+                          char err[TEX_ERR_LEN]);
+void       tex__read_close(tex__read_from *src);
+
 typedef struct tex__alias tex__alias;
 
 /* files.c */

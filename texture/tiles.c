@@ -198,8 +198,12 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
         pthread_mutex_lock(&f->lock);
         tex_result r = TEX_OK;
         if (!f->exr) {
-            tex_exr_info info;
-            r = tex_exr_open(f->path, &f->exr, &info, err);
+            tex_exr_info   info;
+            tex__read_from src;
+            r = tex__read_open(ts, f, &src, err);
+            if (r == TEX_OK)
+                r = tex_exr_open(src.path, &f->exr, &info, err);
+            tex__read_close(&src);
             /* The file may have been replaced (maketx renames over it):
              * its tiles must still fit what we sized for. */
             if (r == TEX_OK &&

@@ -2,9 +2,11 @@
  * write their own files into a fresh temporary folder; the testdata cases
  * take ${RT_TESTDATA} on the command line and exit 77 where it is missing. */
 #include "check.h"
+#include "rt_paths.h"
 #include "rt_scene.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -892,6 +894,54 @@ case_bad_args(const char *arg)
         CHECK(rt_result_str((rt_result)r)[0] != '\0');
 }
 
+/* rt_paths_allow_fd() judges the file open, by the kernel's name for it:
+ * inside the folder (directly or through a link from outside) yes; outside
+ * (directly or through a link from inside) no; a pipe, which has no path,
+ * no (it fails closed). */
+static void
+case_paths_fd(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    REQUIRE(mkdir(tmp_path("in"), 0700) == 0 && mkdir(tmp_path("out"), 0700) == 0);
+    const char *in = tmp_path("in/a.png"), *out = tmp_path("out/b.png");
+    FILE       *f = fopen(in, "w");
+    REQUIRE(f && fclose(f) == 0);
+    REQUIRE((f = fopen(out, "w")) && fclose(f) == 0);
+    REQUIRE(symlink(out, tmp_path("in/link-out.png")) == 0);
+    REQUIRE(symlink(in, tmp_path("out/link-in.png")) == 0);
+    const char *dirs[] = {tmp_path("in")};
+    rt_paths   *p;
+    REQUIRE(rt_paths_create(dirs, 1, &p) == RT_OK);
+    struct {
+        const char *name;
+        bool        allowed;
+    } cases[] = {{"in/a.png", true},
+                 {"out/link-in.png", true},
+                 {"out/b.png", false},
+                 {"in/link-out.png", false},
+                 {"in/../out/b.png", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = open(tmp_path(cases[i].name), O_RDONLY);
+        REQUIRE(fd >= 0);
+        if (rt_paths_allow_fd(p, fd) != cases[i].allowed)
+            RT_CHECK_FAIL_("%s: allowed %d, want %d", cases[i].name, !cases[i].allowed,
+                           cases[i].allowed);
+        CHECK(rt_paths_allow_fd(NULL, fd)); /* no restriction */
+        close(fd);
+    }
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
+    CHECK(!rt_paths_allow_fd(p, pipe_fds[0]));
+    CHECK(!rt_paths_allow_fd(p, 9999)); /* not open */
+    close(pipe_fds[0]), close(pipe_fds[1]);
+    rt_paths_destroy(p);
+    REQUIRE(unlink(tmp_path("in/a.png")) == 0 && unlink(tmp_path("in/link-out.png")) == 0 &&
+            rmdir(tmp_path("in")) == 0);
+    REQUIRE(unlink(tmp_path("out/b.png")) == 0 && unlink(tmp_path("out/link-in.png")) == 0 &&
+            rmdir(tmp_path("out")) == 0);
+}
+
 static const rt_test_case cases[] = {
     {"obj", case_obj},
     {"ply", case_ply},
@@ -908,6 +958,7 @@ static const rt_test_case cases[] = {
     {"truncated_glb", case_truncated_glb},
     {"no_triangles", case_no_triangles},
     {"bad_args", case_bad_args},
+    {"paths_fd", case_paths_fd},
     {NULL, NULL},
 };
 

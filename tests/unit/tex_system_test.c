@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -649,6 +650,66 @@ case_alias(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* cfg.allow judges the file actually read: the check gets the opened
+ * file's descriptor, and the read goes through it. Here the judge itself
+ * re-points the name (a symbolic link) at another file right after saying
+ * yes, as an attacker racing the check would; the lookup must still see
+ * the file judged (grey 10 at texel (1, 0)), never the other (all 255). */
+typedef struct judge {
+    const char *link, *other;
+    ino_t       allowed; /* the only file it says yes to */
+    int         calls;
+} judge;
+
+static unsigned
+white(uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)x, (void)y, (void)c;
+    return 255;
+}
+
+static bool
+judge_and_swap(void *ctx, int fd)
+{
+    judge      *j = ctx;
+    struct stat st;
+    j->calls++;
+    bool yes = fstat(fd, &st) == 0 && st.st_ino == j->allowed;
+    REQUIRE(unlink(j->link) == 0 && symlink(j->other, j->link) == 0);
+    return yes;
+}
+
+static void
+case_allow_opened(const char *arg)
+{
+    (void)arg;
+    ustr        real = png_make("allow_real.png", 4, 4, 1, ramp4);
+    ustr        other = png_make("allow_other.png", 4, 4, 1, white);
+    const char *link = tex_test_path("allow_link.png");
+    struct stat st;
+    REQUIRE(stat(real, &st) == 0 && symlink(real, link) == 0);
+    judge       j = {.link = link, .other = other, .allowed = st.st_ino};
+    tex_config  cfg = {.allow = judge_and_swap, .allow_ctx = &j};
+    tex_system *ts;
+    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    CHECK_NEAR(grey(ts, tc, ustr_intern_cstr(link), 0.375f, 0.125f, &o), 10 / 255.0f);
+    CHECK_EQ_INT(j.calls, 1);
+    /* Now the name leads to the other file, which the judge refuses. */
+    tex_thread_destroy(tc); /* a fresh system opens the name again */
+    tex_system_destroy(ts);
+    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    tc = thread_new(ts);
+    float rgba[4];
+    tex_test_stderr_capture();
+    CHECK_EQ_INT(tex_lookup(ts, tc, ustr_intern_cstr(link), 0.375f, 0.125f, NULL, &o, rgba),
+                 TEX_ERR_OPEN);
+    tex_test_stderr_release();
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 /* Conversions to 8-bit sRGB (tables in mip.c) agree with rounding the
  * exact transfer function, and decoding agrees with it too. */
 static void
@@ -1068,6 +1129,7 @@ main(int argc, char **argv)
         {"maketx", case_maketx},
         {"open_files", case_open_files},
         {"alias", case_alias},
+        {"allow_opened", case_allow_opened},
         {"srgb_tables", case_srgb_tables},
         {"exr_npot_tiles", case_exr_npot_tiles},
         {"exr_deleted", case_exr_deleted},
