@@ -20,26 +20,36 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Refuses an output that cannot be written before spending a render on it. */
+/* Refuses an output that cannot be written before spending a render on it:
+ * it is written as a temporary file in its folder renamed over it, so the
+ * check makes (and removes) such a file. access() is not enough: as root
+ * it passes for /proc and /sys, where no file can be made. */
 static bool
 output_writable(const char *path, char err[RT_ERR_LEN])
 {
-    char *copy = strdup(path);
+    if (strlen(path) > RT_MAX_OUTPUT_PATH) {
+        snprintf(err, RT_ERR_LEN, "cannot write: name longer than %d bytes", RT_MAX_OUTPUT_PATH);
+        return false;
+    }
+    char probe[RT_MAX_OUTPUT_PATH + 32], *copy = strdup(path);
     if (!copy) {
         snprintf(err, RT_ERR_LEN, "out of memory");
         return false;
     }
     const char *dir = dirname(copy);
     struct stat st;
-    int         e = 0;
+    int         e = 0, fd;
+    snprintf(probe, sizeof probe, "%s/.rt-probe-XXXXXX", dir);
     if (stat(dir, &st) != 0)
         e = errno;
     else if (!S_ISDIR(st.st_mode))
-        e = ENOTDIR; /* access() would say EACCES of a plain file */
-    else if (access(dir, W_OK | X_OK) != 0)
+        e = ENOTDIR;
+    else if ((fd = mkstemp(probe)) < 0)
         e = errno;
+    else
+        close(fd), unlink(probe);
     if (e)
-        snprintf(err, RT_ERR_LEN, "cannot write into %s: %s", dir, strerror(e));
+        snprintf(err, RT_ERR_LEN, "cannot write into %.150s: %s", dir, strerror(e));
     else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(e = EISDIR));
     free(copy);
@@ -144,11 +154,18 @@ signals_catch(void)
     sigaction(SIGALRM, &alarm_sa, NULL);
 }
 
-/* --resume: the partial EXR at the output path, if it is one of a render
- * with these options, as pixels and a map of the tiles it has. */
+/* --resume: the partial EXR beside the output (rt_partial_path()), or at
+ * the output path itself (where earlier builds wrote it), if it is
+ * one of a render with these options, as pixels and a map of the tiles it
+ * has. */
 static bool
-resume_load(const rt_options *o, const char *out, rt_image *img, char err[RT_ERR_LEN])
+resume_load(const rt_options *o, rt_image *img, char err[RT_ERR_LEN])
 {
+    char        partial[RT_MAX_OUTPUT_PATH + 16];
+    const char *out = partial;
+    rt_partial_path(o->output, partial, sizeof partial);
+    if (access(partial, F_OK) != 0)
+        out = o->output;
     tex_exr     *f = NULL;
     tex_exr_info info;
     tex_image    pix = {0}, rgba = {0};
@@ -294,12 +311,16 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
         return false;
     }
+    if (u->rank == 0 && o->stats_json && !output_writable(o->stats_json, why)) {
+        snprintf(err, RT_ERR_LEN, "--stats-json %.90s: %.150s", o->stats_json, why);
+        return false;
+    }
     if (o->resume && u->dist) {
         snprintf(err, RT_ERR_LEN, "--resume: not under mpirun (resume with one process)");
         return false;
     }
     /* --resume: the partial image is checked before the scene's load. */
-    if (o->resume && !resume_load(o, o->output, &u->img, why)) {
+    if (o->resume && !resume_load(o, &u->img, why)) {
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
         return false;
     }
@@ -355,16 +376,20 @@ run_render(run *u)
         r = rt_image_write(o, &u->img, u->stats, err);
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
+    char partial[RT_MAX_OUTPUT_PATH + 16];
+    rt_partial_path(out, partial, sizeof partial);
     if (r == RT_OK && u->img.done) {
         uint32_t ntiles = rt_options_tiles(o), have = 0;
         for (uint32_t i = 0; i < ntiles; i++)
             have += u->img.done[i];
         fprintf(stderr,
-                "render: %s: interrupted (%s) with %u of %u tiles rendered: wrote a partial "
-                "image%s\n",
-                out, signalled == SIGTERM ? "SIGTERM" : "SIGINT", have, ntiles,
+                "render: %s: interrupted (%s) with %u of %u tiles rendered: wrote the partial "
+                "image %s%s\n",
+                out, signalled == SIGTERM ? "SIGTERM" : "SIGINT", have, ntiles, partial,
                 rt_output_is_png(out) ? " (PNG: cannot be resumed)"
                                       : "; render --resume finishes it");
+    } else if (r == RT_OK && o->resume) {
+        unlink(partial); /* finished: the partial image has served */
     }
     if (r == RT_OK && o->stats)
         rt_report_print(o, u->stats, u->ts, u->strings, stderr);

@@ -145,18 +145,33 @@ rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles)
     return true;
 }
 
+void
+rt_partial_path(const char *output, char *buf, size_t size)
+{
+    const char *slash = strrchr(output, '/'), *dot = strrchr(output, '.');
+    if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : output))
+        snprintf(buf, size, "%s.partial", output); /* no extension */
+    else
+        snprintf(buf, size, "%.*s.partial%s", (int)(dot - output), output, dot);
+}
+
 rt_result
 rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                char err[RT_ERR_LEN])
 {
+    char        partial[4096];
     const char *path = o->output;
-    tex_image   film = {.width = img->width,
-                        .height = img->height,
-                        .nchannels = 4,
-                        .type = TEX_TYPE_FLOAT,
-                        .pixels = img->rgba};
-    char        terr[TEX_ERR_LEN];
-    tex_result  r;
+    if (img->done) {
+        rt_partial_path(o->output, partial, sizeof partial);
+        path = partial;
+    }
+    tex_image  film = {.width = img->width,
+                       .height = img->height,
+                       .nchannels = 4,
+                       .type = TEX_TYPE_FLOAT,
+                       .pixels = img->rgba};
+    char       terr[TEX_ERR_LEN];
+    tex_result r;
     if (rt_output_is_png(path)) {
         /* Exposure, then clamp and sRGB-encode to 8 bits. */
         tex_image exposed, png;
@@ -314,11 +329,14 @@ rt_result
 rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, ustr_table *strings,
                const char *path, char err[RT_ERR_LEN])
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(errno));
+    /* Written whole or not at all, as images are. */
+    tex_replace out;
+    char        terr[TEX_ERR_LEN];
+    if (tex_replace_begin(&out, path, terr) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "%s", terr);
         return RT_ERR_OPEN;
     }
+    FILE                  *f = out.f;
     const rt_thread_stats *t = &s->total;
     ustr_stats             us;
     tex_stats              ss;
@@ -329,14 +347,17 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             " \"integrator\": \"%s\", \"texture_mode\": \"%s\", \"intern\": \"%s\","
             " \"open_textures\": \"%s\", \"ustring_lock\": \"%s\",\n"
             " \"load_secs\": %.6f, \"bvh_secs\": %.6f, \"render_secs\": %.6f,\n"
-            " \"tiles\": %" PRIu64 ", \"rays\": %" PRIu64 ", \"shading_points\": %" PRIu64 ",\n"
+            " \"tiles\": %" PRIu64 ", \"tiles_rendered\": %" PRIu64
+            ", \"partial\": %s, \"resumed\": %s,\n"
+            " \"rays\": %" PRIu64 ", \"shading_points\": %" PRIu64 ",\n"
             " \"lookups\": %" PRIu64 ", \"lookup_errors\": %" PRIu64 ", \"interns\": %" PRIu64
             ", \"bypasses\": %" PRIu64 ", \"early_outs\": %" PRIu64 ", \"bad_samples\": %" PRIu64
             ",\n",
             o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
             rt_texture_mode_name(o->texture_mode), rt_intern_mode_name(o->intern),
             rt_open_mode_name(o->open), ustr_lock_name(o->lock), s->load_secs, s->bvh_secs,
-            s->render_secs, s->ntiles, t->rays, t->shading_points, t->lookups, t->lookup_errors,
+            s->render_secs, s->ntiles, t->tiles, s->partial ? "true" : "false",
+            s->resumed ? "true" : "false", t->rays, t->shading_points, t->lookups, t->lookup_errors,
             t->interns, t->bypasses, t->early_outs, t->bad_samples);
     fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
             rt_light_sampling_name(o->light_sampling));
@@ -377,8 +398,8 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
                 k->tex_peak_memory, k->ustr_lookups, k->ustr_inserts, k->ustr_contended);
     }
     fputs("]}\n", f);
-    if (fclose(f) != 0) {
-        snprintf(err, RT_ERR_LEN, "cannot write: %s", strerror(errno));
+    if (tex_replace_end(&out, true, terr) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "%s", terr);
         return RT_ERR_OPEN;
     }
     return RT_OK;

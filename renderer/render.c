@@ -651,6 +651,7 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     stats->ntiles = jb.ntiles;
     /* Resuming: the pixels and the map of rendered tiles are given. */
     bool resume = img->rgba && img->done;
+    stats->resumed = resume;
     if (img->rgba && (!resume || img->width != o->width || img->height != o->height)) {
         snprintf(err, RT_ERR_LEN, "cannot resume: not the image these options make");
         r = RT_ERR_INVALID;
@@ -699,6 +700,7 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
             free(img->done);
             img->done = NULL;
         }
+        stats->partial = img->done != NULL;
     }
     free(opens);
     free(needs);

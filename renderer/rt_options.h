@@ -64,7 +64,8 @@ typedef enum rt_exr_compression {
     RT_EXR_PIZ,
 } rt_exr_compression;
 
-#define RT_MAX_SEARCH_PATHS 16 /* --search-path, at most */
+#define RT_MAX_SEARCH_PATHS 16   /* --search-path, at most */
+#define RT_MAX_OUTPUT_PATH  4000 /* bytes of -o and --stats-json (and room for .partial) */
 
 typedef struct rt_options {
     const char       *scene;         /* the scene file (required) */

@@ -40,7 +40,9 @@ typedef struct rt_render_stats {
     rt_thread_stats total; /* this process's workers (a distributed render: every rank's) */
     rt_thread_stats per_thread[RT_MAX_THREADS]; /* this process's workers */
     uint64_t        ntiles;
-    unsigned        nranks; /* 0: one process; else ranks[0..nranks-1], on rank 0 */
+    bool            resumed; /* from a partial image (--resume) */
+    bool            partial; /* cancelled: the image lacks tiles (rt_image.done) */
+    unsigned        nranks;  /* 0: one process; else ranks[0..nranks-1], on rank 0 */
     rt_rank_stats   ranks[RT_MAX_RANKS];
 } rt_render_stats;
 
@@ -103,8 +105,16 @@ void rt_image_free(rt_image *img);
 /* Whether an output path (already checked to be .exr or .png) names a PNG. */
 bool rt_output_is_png(const char *path);
 
+/* Where a partial image of `output` is written, and --resume reads it: the
+ * output's name with ".partial" before its extension (render.exr:
+ * render.partial.exr), so that a finished image is never replaced by a
+ * partial one. */
+void rt_partial_path(const char *output, char *buf, size_t size);
+
 /* Writes img to o->output (EXR: float RGBA with metadata; PNG: 8-bit
- * sRGB after exposure), through a temporary file renamed into place. */
+ * sRGB after exposure), or, when img lacks tiles (img->done), to
+ * rt_partial_path() of it, marked partial (EXR: rt:partial,
+ * rt:missing_tiles), through a temporary file renamed into place. */
 rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                          char err[RT_ERR_LEN]);
 

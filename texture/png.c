@@ -407,31 +407,6 @@ png_encode(png_job *job, const tex_image *img)
     png_write_end(png, NULL);
 }
 
-/* The mode a new file at `path` would get from open(path, O_CREAT, 0666),
- * which mkstemp() does not give: 0666 less the umask, read without
- * changing it (umask() would, for every thread). An existing file keeps
- * its mode. */
-static mode_t
-file_mode(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        return st.st_mode & 07777;
-    mode_t mask = 022;
-    FILE  *f = fopen("/proc/self/status", "r");
-    if (f) {
-        char     line[256];
-        unsigned m;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "Umask: %o", &m) == 1) {
-                mask = (mode_t)m;
-                break;
-            }
-        fclose(f);
-    }
-    return 0666 & ~mask;
-}
-
 tex_result
 tex_png_write(const char *path, const tex_image *img, char err[TEX_ERR_LEN])
 {
@@ -450,41 +425,16 @@ tex_png_write(const char *path, const tex_image *img, char err[TEX_ERR_LEN])
     if (r != TEX_OK)
         return r == TEX_ERR_TOO_LARGE ? r : TEX_ERR_INVALID;
 
-    /* The temporary file sits next to `path`, so rename() replaces the old
-     * file in one step and never crosses a file system. */
-    size_t plen = strlen(path);
-    char  *tmp = malloc(plen + sizeof ".tmp-XXXXXX");
-    if (!tmp) {
-        snprintf(err, TEX_ERR_LEN, "out of memory");
-        return TEX_ERR_NOMEM;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-    mode_t mode = file_mode(path);
-    int    fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno));
-        free(tmp);
-        return TEX_ERR_WRITE;
-    }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return TEX_ERR_WRITE;
-    }
-
+    tex_replace out;
+    if ((r = tex_replace_begin(&out, path, err)) != TEX_OK)
+        return r;
     png_job *job = calloc(1, sizeof *job);
     if (!job) {
         snprintf(err, TEX_ERR_LEN, "out of memory");
-        fclose(f);
-        unlink(tmp);
-        free(tmp);
+        tex_replace_end(&out, false, err);
         return TEX_ERR_NOMEM;
     }
-    job->f = f;
+    job->f = out.f;
     job->err = err;
     job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     job->info = job->png ? png_create_info_struct(job->png) : NULL;
@@ -496,23 +446,9 @@ tex_png_write(const char *path, const tex_image *img, char err[TEX_ERR_LEN])
     if (job->code == TEX_ERR_CORRUPT) /* libpng refused something: our fault, not the file's */
         job->code = TEX_ERR_WRITE;
 
-    /* fflush() and fclose() report what the buffered writes could not. */
-    if (job->code == TEX_OK && (fflush(f) != 0 || fchmod(fileno(f), mode) != 0)) {
-        job->code = TEX_ERR_WRITE;
-        snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno));
-    }
-    if (fclose(f) != 0 && job->code == TEX_OK) {
-        job->code = TEX_ERR_WRITE;
-        snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno));
-    }
-    if (job->code == TEX_OK && rename(tmp, path) != 0) {
-        job->code = TEX_ERR_WRITE;
-        snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno));
-    }
-    r = job->code;
-    if (r != TEX_OK)
-        unlink(tmp);
-    free(tmp);
+    r = tex_replace_end(&out, job->code == TEX_OK, err);
+    if (job->code != TEX_OK)
+        r = job->code;
     free(job);
     return r;
 }

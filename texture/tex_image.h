@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum tex_result {
     TEX_OK = 0,
@@ -79,6 +80,24 @@ tex_result tex_check_size(uint64_t width, uint64_t height, char err[TEX_ERR_LEN]
  * errno set: open()'s or stat()'s, EISDIR, or EINVAL for the others. Safe
  * on any thread. */
 int tex_open_regular(const char *path, char err[TEX_ERR_LEN]);
+
+/* Writing a file whole or not at all: into a temporary file beside `path`
+ * (r->f), renamed over it at the end. A failure at any step never leaves a
+ * half-written file at `path`, nor the temporary one: an old file stays
+ * whole, or is replaced whole and keeps its permissions; a new file gets
+ * 0666 less the umask. begin: TEX_OK, or TEX_ERR_WRITE with errno's reason
+ * ("cannot write: Permission denied"), TEX_ERR_NOMEM. end(ok): renames if
+ * ok and every write succeeded; TEX_OK, or TEX_ERR_WRITE (err set when the
+ * failure is its own; when ok is false it leaves err alone). One thread
+ * per tex_replace. */
+typedef struct tex_replace {
+    FILE       *f; /* write here */
+    char       *tmp;
+    const char *path;
+    unsigned    mode;
+} tex_replace;
+tex_result tex_replace_begin(tex_replace *r, const char *path, char err[TEX_ERR_LEN]);
+tex_result tex_replace_end(tex_replace *r, bool ok, char err[TEX_ERR_LEN]);
 
 /* sRGB transfer functions (IEC 61966-2-1), for values in [0, 1]. */
 float tex_srgb_to_linear(float v);

@@ -105,6 +105,8 @@ interrupt)
     wait "$job"
     grep -q "render: $tmp/int.exr: interrupted (SIGTERM) with [0-9]* of 80 tiles rendered" \
         "$tmp/err" || fail "no partial image: $(cat "$tmp/err")"
+    [ -s "$tmp/int.partial.exr" ] && [ ! -e "$tmp/int.exr" ] ||
+        fail "the partial image is not beside the output"
     "$render" -t 2 "${big[@]}" --resume -o "$tmp/int.exr" "$scene" || fail "--resume: exit $?"
     "$render" -t 2 "${big[@]}" -o "$tmp/full.exr" "$scene" || fail "uninterrupted: exit $?"
     "$imgdiff" --tolerance 0 "$tmp/full.exr" "$tmp/int.exr" ||

@@ -247,29 +247,36 @@ restrict_paths)
     [ "$(json files_opened "$tmp/env.json")" = 2 ] || fail "--envmap outside: not opened: $err"
     ;;
 interrupt)
-    # SIGINT mid-render: the old output stays untouched, or a partial EXR
-    # takes its place, and --resume then finishes it to the very image of
-    # an uninterrupted run. A second SIGINT stops at once, writing nothing.
+    # SIGINT mid-render: the old output stays untouched, a partial EXR is
+    # written beside it (part.partial.exr), and --resume then finishes it
+    # into the output, the very image of an uninterrupted run, and removes
+    # the partial one. A second SIGINT stops at once, writing nothing.
     args=(-t 2 -r 32 32 --tile 8 --spp 1024 --integrator path --quiet)
     "$render" "${args[@]}" -o "$tmp/ref.exr" "$scene" 2>/dev/null || fail "reference: exit $?"
     printf 'old' >"$tmp/old"
+    interrupt_after() { # seconds args...: render, SIGINT after that long; its exit status
+        local delay=$1
+        shift
+        "$render" "$@" &
+        local pid=$!
+        sleep "$delay"
+        kill -INT $pid 2>/dev/null
+        wait $pid
+    }
     resumed=0
     for delay in 0.05 0.15 0.3; do
         printf 'old' >"$tmp/part.exr"
-        "$render" "${args[@]}" -o "$tmp/part.exr" "$scene" 2>"$tmp/part.err" &
-        pid=$!
-        sleep $delay
-        kill -INT $pid 2>/dev/null
-        wait $pid
+        rm -f "$tmp/part.partial.exr"
+        interrupt_after $delay "${args[@]}" -o "$tmp/part.exr" "$scene" 2>"$tmp/part.err"
         rc=$?
-        if cmp -s "$tmp/old" "$tmp/part.exr"; then
-            [ $rc = 130 ] || fail "$delay s: output untouched but exit $rc"
-            continue
-        fi
         if [ $rc = 130 ]; then
-            grep -q "interrupted (SIGINT)" "$tmp/part.err" || fail "$delay s: no warning"
+            cmp -s "$tmp/old" "$tmp/part.exr" || fail "$delay s: a partial image replaced the output"
+            [ -s "$tmp/part.partial.exr" ] || fail "$delay s: no partial image beside the output"
+            grep -q "interrupted (SIGINT) .*: wrote the partial image $tmp/part.partial.exr" \
+                "$tmp/part.err" || fail "$delay s: no warning: $(cat "$tmp/part.err")"
             "$render" "${args[@]}" --resume -o "$tmp/part.exr" "$scene" 2>/dev/null ||
                 fail "$delay s: --resume: exit $?"
+            [ ! -e "$tmp/part.partial.exr" ] || fail "$delay s: the partial image outlived --resume"
             resumed=$((resumed + 1))
         else
             [ $rc = 0 ] || fail "$delay s: exit $rc" # finished before the signal
@@ -280,6 +287,30 @@ interrupt)
     # The render takes seconds, so some signal must have cut it: otherwise
     # this case tested nothing.
     [ $resumed -ge 1 ] || fail "no interrupted render was resumed (the render was too quick?)"
+    # A PNG cannot be resumed, and is not replaced by a partial one either;
+    # the statistics say what happened: partial, and the tiles rendered.
+    printf 'old' >"$tmp/pic.png"
+    interrupt_after 0.1 "${args[@]}" --stats-json "$tmp/pic.json" -o "$tmp/pic.png" "$scene" \
+        2>/dev/null
+    rc=$?
+    if [ $rc = 130 ]; then
+        cmp -s "$tmp/old" "$tmp/pic.png" || fail "PNG: a partial image replaced the output"
+        [ -s "$tmp/pic.partial.png" ] || fail "PNG: no partial image beside the output"
+        grep -q '"partial": true, "resumed": false' "$tmp/pic.json" || fail "PNG: stats: $(cat "$tmp/pic.json")"
+        n=$(json tiles_rendered "$tmp/pic.json")
+        [ "$n" -lt "$(json tiles "$tmp/pic.json")" ] || fail "PNG: all tiles rendered? $n"
+    else
+        [ $rc = 0 ] || fail "PNG: exit $rc"
+    fi
+    # A resumed render says so, and how many tiles it rendered itself.
+    if interrupt_after 0.1 "${args[@]}" -o "$tmp/res.exr" "$scene" 2>/dev/null; [ $? = 130 ]; then
+        "$render" "${args[@]}" --resume --stats-json "$tmp/res.json" -o "$tmp/res.exr" "$scene" \
+            2>/dev/null || fail "--resume: exit $?"
+        grep -q '"partial": false, "resumed": true' "$tmp/res.json" || fail "resumed: stats: $(cat "$tmp/res.json")"
+        n=$(json tiles_rendered "$tmp/res.json")
+        [ "$n" -ge 1 ] && [ "$n" -lt "$(json tiles "$tmp/res.json")" ] ||
+            fail "resumed: $n tiles rendered of $(json tiles "$tmp/res.json")"
+    fi
     # A stop not honoured: one tile of the whole image at a huge sample
     # count cannot reach a tile boundary soon, so 5 s after the signal the
     # process ends by itself, writing nothing.
@@ -299,10 +330,10 @@ interrupt)
     grep -q "did not stop within 5 s" "$tmp/slow.err" || fail "a stop not honoured: $(cat "$tmp/slow.err")"
     awk -v s="$secs" 'BEGIN { exit !(s >= 4.5 && s < 30) }' || fail "a stop not honoured: ended after $secs s"
     cmp -s "$tmp/old" "$tmp/slow.exr" || fail "a stop not honoured: the old output changed"
-    [ -z "$(ls "$tmp" | grep -v -e '^slow' -e '^old$' -e '^part' -e '^ref' -e '^tex$' -e '^scene' -e '^e$')" ] ||
+    [ -z "$(ls "$tmp" | grep -v -e '^slow' -e '^old$' -e '^part' -e '^ref' -e '^tex$' -e '^scene' -e '^e$' -e '^pic' -e '^res')" ] ||
         fail "a stop not honoured: left files behind: $(ls "$tmp")"
-    # Twice: no write at all (or, if the second came after the write, a
-    # valid partial image).
+    # Twice: the output untouched (or, had it finished first, whole), and
+    # no partial image or only a valid one (the second came after the write).
     printf 'old' >"$tmp/two.exr"
     "$render" "${args[@]}" -o "$tmp/two.exr" "$scene" 2>/dev/null &
     pid=$!
@@ -312,9 +343,10 @@ interrupt)
     wait $pid
     rc=$?
     [ $rc = 130 ] || [ $rc = 0 ] || fail "two signals: exit $rc"
-    cmp -s "$tmp/old" "$tmp/two.exr" ||
+    [ $rc = 0 ] || cmp -s "$tmp/old" "$tmp/two.exr" || fail "two signals: the output changed"
+    [ ! -e "$tmp/two.partial.exr" ] ||
         "$render" "${args[@]}" --resume -o "$tmp/two.exr" "$scene" 2>/dev/null ||
-        [ $rc = 0 ] || fail "two signals: a file that is neither old nor resumable"
+        fail "two signals: a partial image that does not resume"
     # --resume of a complete image, or of another render's, is refused.
     "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$scene" 2>"$tmp/e" && fail "resumed a whole image"
     grep -q "not a partial render" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
@@ -322,12 +354,8 @@ interrupt)
     "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$tmp/nosuch.gltf" 2>"$tmp/e" &&
         fail "resumed with no scene"
     grep -q "not a partial render" "$tmp/e" || fail "--resume checked late: $(cat "$tmp/e")"
-    "$render" "${args[@]}" -o "$tmp/other.exr" "$scene" 2>/dev/null &
-    pid=$!
-    sleep 0.05
-    kill -INT $pid 2>/dev/null
-    wait $pid
-    if [ $? = 130 ]; then
+    if interrupt_after 0.05 "${args[@]}" -o "$tmp/other.exr" "$scene" 2>/dev/null; [ $? = 130 ]; then
+        [ ! -e "$tmp/other.exr" ] || fail "an interrupted render wrote its output"
         "$render" "${args[@]}" --seed 7 --resume -o "$tmp/other.exr" "$scene" 2>"$tmp/e" &&
             fail "resumed with another --seed"
         grep -q "rendered with other options" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
@@ -391,6 +419,13 @@ bad_input)
     check 2 "is not a point X,Y,Z" --look-at 0,nan,0 "$scene"
     check 2 "the point of --camera-pos itself" --camera-pos 1,2,3 --look-at 1,2,3 "$scene"
     check 1 "cannot write into" -o "$tmp/no/such/dir/x.exr" "$scene"
+    # Where no file can be made though access() says yes (as root): found
+    # before the render, for the image and for --stats-json alike.
+    check 1 "/proc/x.exr: cannot write into /proc" -o /proc/x.exr "$scene"
+    check 1 "/sys/x.png: cannot write into /sys" -o /sys/x.png "$scene"
+    check 1 "--stats-json /proc/s.json: cannot write into /proc" --stats-json /proc/s.json \
+        -o "$tmp/x.exr" "$scene"
+    [ ! -e "$tmp/x.exr" ] || fail "an output was written though --stats-json could not be"
     : >"$tmp/plain"
     check 1 "Not a directory" -o "$tmp/plain/x.exr" "$scene"
     mkdir "$tmp/folder.exr"
