@@ -122,40 +122,76 @@ free(void *p)
 
 /* ---- JSON nesting ---- */
 
-/* Whether the JSON in [start, start + len) of fd nests deeper than
- * RT_MAX_JSON_DEPTH; *at is then the offset of the bracket that does.
- * Brackets inside strings do not count. */
+/* One pass over a glTF's JSON: its nesting, and the names in its top-level
+ * "extensionsRequired" array. Brackets inside strings do not count. */
+typedef struct json_scan {
+    unsigned depth;
+    bool     in_string, escaped;
+    bool     after_required; /* the last top-level string was "extensionsRequired" */
+    bool     in_required;    /* inside that array */
+    char     str[32];        /* the string being read, cut to fit */
+    size_t   nstr;
+    char    *required; /* the array's strings, ", " between them (RT_ERR_LEN) */
+} json_scan;
+
+/* One string ended: a top-level key to remember, or a required name. */
+static void
+json_string_end(json_scan *j)
+{
+    j->str[j->nstr < sizeof j->str ? j->nstr : sizeof j->str - 1] = '\0';
+    if (j->depth == 1)
+        j->after_required = strcmp(j->str, "extensionsRequired") == 0;
+    else if (j->in_required && j->depth == 2) {
+        size_t n = strlen(j->required);
+        snprintf(j->required + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", j->str);
+    }
+}
+
+/* Whether byte c takes the JSON deeper than RT_MAX_JSON_DEPTH. */
 static bool
-json_too_deep(int fd, uint64_t start, uint64_t len, uint64_t *at)
+json_byte(json_scan *j, char c)
+{
+    if (j->in_string) {
+        if (j->escaped)
+            j->escaped = false;
+        else if (c == '\\')
+            j->escaped = true;
+        else if (c == '"') {
+            j->in_string = false;
+            json_string_end(j);
+            return false;
+        }
+        if (j->nstr < sizeof j->str)
+            j->str[j->nstr++] = c;
+    } else if (c == '"') {
+        j->in_string = true, j->nstr = 0;
+    } else if (c == '[' || c == '{') {
+        j->in_required = j->depth == 1 && c == '[' && j->after_required;
+        if (++j->depth > RT_MAX_JSON_DEPTH)
+            return true;
+    } else if ((c == ']' || c == '}') && j->depth > 0) {
+        if (--j->depth == 1)
+            j->in_required = j->after_required = false;
+    }
+    return false;
+}
+
+/* Scans the JSON in [start, start + len) of fd; true, with *at the offset
+ * of the bracket, if it nests deeper than RT_MAX_JSON_DEPTH. */
+static bool
+json_too_deep(int fd, uint64_t start, uint64_t len, json_scan *j, uint64_t *at)
 {
     static _Thread_local char buf[1 << 16];
-    unsigned                  depth = 0;
-    bool                      in_string = false, escaped = false;
     for (uint64_t pos = start, end = start + len; pos < end;) {
         size_t  want = end - pos < sizeof buf ? (size_t)(end - pos) : sizeof buf;
         ssize_t n = pread(fd, buf, want, (off_t)pos);
         if (n <= 0)
             return false; /* unreadable: the import says why */
-        for (ssize_t i = 0; i < n; i++) {
-            char c = buf[i];
-            if (in_string) {
-                if (escaped)
-                    escaped = false;
-                else if (c == '\\')
-                    escaped = true;
-                else if (c == '"')
-                    in_string = false;
-            } else if (c == '"') {
-                in_string = true;
-            } else if (c == '[' || c == '{') {
-                if (++depth > RT_MAX_JSON_DEPTH) {
-                    *at = pos + (uint64_t)i;
-                    return true;
-                }
-            } else if ((c == ']' || c == '}') && depth > 0) {
-                depth--;
+        for (ssize_t i = 0; i < n; i++)
+            if (json_byte(j, buf[i])) {
+                *at = pos + (uint64_t)i;
+                return true;
             }
-        }
         pos += (uint64_t)n;
     }
     return false;
@@ -168,8 +204,9 @@ le32(const unsigned char *p)
 }
 
 rt_result
-rt__json_depth_check(const char *path, char err[RT_ERR_LEN])
+rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_LEN])
 {
+    required[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return RT_OK;
@@ -183,7 +220,8 @@ rt__json_depth_check(const char *path, char err[RT_ERR_LEN])
         memcmp(head + 16, "JSON", 4) == 0) {
         start = sizeof head, len = le32(head + 12), gltf = true;
     }
-    bool deep = gltf && json_too_deep(fd, start, len, &at);
+    json_scan j = {.required = required};
+    bool      deep = gltf && json_too_deep(fd, start, len, &j, &at);
     close(fd);
     if (!deep)
         return RT_OK;

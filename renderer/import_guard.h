@@ -50,8 +50,12 @@ bool rt__import_budget_stop(uint64_t *asked, uint64_t *budget);
 /* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than
  * RT_MAX_JSON_DEPTH. Only glTF is looked at (a .gltf file, or any file that
  * starts as a .glb does); anything else, and a file that cannot be read
- * (the import will say why), is RT_OK. Reads the file once, in blocks. */
-rt_result rt__json_depth_check(const char *path, char err[RT_ERR_LEN]);
+ * (the import will say why), is RT_OK. Reads the file once, in blocks.
+ * `required` gets the names in the file's top-level "extensionsRequired"
+ * (", " between them, each cut to 31 bytes; "" for none), for a failed
+ * import to name: assimp reads none of them, and a file that needs one it
+ * lacks fails with a message about something else. */
+rt_result rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_LEN]);
 
 /* Runs fn(arg) on a thread with the import's large stack and waits for it.
  * An overflow of that stack ends the process as said above, `name` being

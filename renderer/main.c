@@ -253,10 +253,13 @@ static void
 texture_report(void *ctx, const char *name, const char *reason)
 {
     run *u = ctx;
-    if (u->envmap_checking && name == u->envmap_checking)
+    char shown[512];
+    if (u->envmap_checking && name == u->envmap_checking) {
         snprintf(u->envmap_error, sizeof u->envmap_error, "%s", reason);
-    else
-        fprintf(stderr, "texture: %s: %s\n", name, reason);
+    } else {
+        tex_name_printable(shown, sizeof shown, name); /* a scene's names may hold anything */
+        fprintf(stderr, "texture: %s: %s\n", shown, reason);
+    }
 }
 
 /* The texture system, and the --envmap in it. The map is the user's own
@@ -267,14 +270,16 @@ static bool
 textures_start(run *u, char err[RT_ERR_LEN])
 {
     const rt_options *o = &u->o;
+    char              why[TEX_ERR_LEN] = "";
     tex_config        tcfg = {.max_memory_mb = o->max_memory_mb,
+                              .error = why,
                               .strings = u->strings,
                               .report = texture_report,
                               .report_ctx = u,
                               .allow = u->paths ? allow_fd : NULL,
                               .allow_ctx = u->paths};
     if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
-        snprintf(err, RT_ERR_LEN, "cannot start the texture system");
+        snprintf(err, RT_ERR_LEN, "cannot start the texture system: %.200s", why);
         return false;
     }
     if (!o->envmap)

@@ -723,9 +723,14 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
          * which reads the mapping and UV set with no count: an array there
          * overruns its int. */
         struct aiString path;
-        if (aiGetMaterialString(mat, AI_MATKEY_TEXTURE(type, 0), &path) != aiReturn_SUCCESS ||
-            path.length == 0)
+        if (aiGetMaterialString(mat, AI_MATKEY_TEXTURE(type, 0), &path) != aiReturn_SUCCESS)
             continue;
+        if (path.length == 0) { /* a glTF image of uri "": said once, the slot left empty */
+            if (!c->s->pub.refused &&
+                !(c->s->pub.refused = strdup("a texture with an empty file name: ignored")))
+                return RT_ERR_NOMEM;
+            continue;
+        }
         int uv = 0;
         if (mat_int(mat, AI_MATKEY_MAPPING(type, 0), aiTextureMapping_UV) == aiTextureMapping_UV)
             uv = mat_int(mat, AI_MATKEY_UVWSRC(type, 0), 0);
@@ -1081,7 +1086,9 @@ err_set(char *err, const char *prefix, const char *msg, const char *path)
         buf[--n] = '\0';
     if (n >= 8 && strcmp(buf + n - 8, " of file") == 0)
         buf[n - 8] = '\0';
-    snprintf(err, RT_ERR_LEN, "%s%s", prefix, buf[0] ? buf : "unknown reason");
+    char shown[RT_ERR_LEN]; /* assimp quotes what the file holds: names, values */
+    tex_name_printable(shown, sizeof shown, buf);
+    snprintf(err, RT_ERR_LEN, "%s%s", prefix, shown[0] ? shown : "unknown reason");
 }
 
 void
@@ -1304,21 +1311,27 @@ io_open(struct aiFileIO *io, const char *name, const char *mode)
      * escape. */
     char why[TEX_ERR_LEN];
     if (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')) {
+        char shown[160];
+        tex_name_printable(shown, sizeof shown, name);
         if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "%.150s: cannot open for writing", name);
+            snprintf(g->refused, sizeof g->refused, "%s: cannot open for writing", shown);
         return NULL;
     }
     int fd = tex_open_regular(name, why);
     if (fd < 0) {
-        if (!g->refused[0] && errno != ENOENT) /* a missing file is assimp's to report */
-            snprintf(g->refused, sizeof g->refused, "%.150s: %.100s", name, why);
+        char shown[160];
+        tex_name_printable(shown, sizeof shown, name);
+        if (!g->refused[0])
+            snprintf(g->refused, sizeof g->refused, "%s: %.90s", shown, why);
         return NULL;
     }
     if (!rt_paths_allow_fd(g->allowed, fd)) {
+        char shown[200];
         close(fd);
+        tex_name_printable(shown, sizeof shown, name);
         if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "refused %.200s: outside the allowed folders",
-                     name);
+            snprintf(g->refused, sizeof g->refused, "refused %s: outside the allowed folders",
+                     shown);
         return NULL; /* as if it were not there */
     }
     rt__import_budget_file(fd);
@@ -1463,7 +1476,7 @@ import_run(void *arg)
         j->r = RT_ERR_EMPTY;
     } else {
         j->r = rt__scene_build(ai, j->path, j->strings, &j->scene, j->err);
-        if (j->r == RT_OK && j->guard.refused[0] &&
+        if (j->r == RT_OK && j->guard.refused[0] && !j->scene->refused &&
             !(j->scene->refused = strdup(j->guard.refused))) {
             rt_scene_free(j->scene);
             j->scene = NULL;
@@ -1521,7 +1534,8 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
     }
-    rt_result deep = rt__json_depth_check(path, err);
+    char      required[RT_ERR_LEN];
+    rt_result deep = rt__gltf_precheck(path, required, err);
     if (deep != RT_OK)
         return deep;
 
@@ -1559,7 +1573,12 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
         return RT_ERR_NOMEM;
     }
-    snprintf(err, RT_ERR_LEN, "%s", job.err);
+    char shown[96];
+    tex_name_printable(shown, sizeof shown, required);
+    if (job.r == RT_ERR_FORMAT && required[0]) /* say what the file needs first */
+        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %s (%.140s)", shown, job.err);
+    else
+        snprintf(err, RT_ERR_LEN, "%s", job.err);
     *out = job.scene;
     return job.r;
 }

@@ -241,10 +241,13 @@ tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t)
 void
 tex__report(tex_system *ts, const char *name, const char *reason)
 {
-    if (ts->cfg.report)
+    if (ts->cfg.report) {
         ts->cfg.report(ts->cfg.report_ctx, name, reason);
-    else
-        fprintf(stderr, "texture: %s: %s\n", name, reason);
+    } else {
+        char shown[512];
+        tex_name_printable(shown, sizeof shown, name);
+        fprintf(stderr, "texture: %s: %s\n", shown, reason);
+    }
 }
 
 /* The level table; sizes from the EXR when given (its rounding mode may be

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -69,4 +71,42 @@ tex_open_regular(const char *path, char err[TEX_ERR_LEN])
     if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
         return fail(fd, err);
     return fd;
+}
+
+/* The length of the UTF-8 sequence at s if it is valid and encodes a
+ * printable character (not a C1 control, U+0080..U+009F), else 0. */
+static size_t
+utf8_printable(const unsigned char *s)
+{
+    size_t   n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+    uint32_t c = s[0] & (0x7f >> n);
+    if (s[0] < 0xc2 || s[0] > 0xf4)
+        return 0; /* a continuation byte, an overlong lead, or beyond U+10FFFF */
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3f);
+    }
+    bool overlong = (n == 3 && c < 0x800) || (n == 4 && c < 0x10000);
+    bool bad = overlong || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c < 0xa0;
+    return bad ? 0 : n;
+}
+
+void
+tex_name_printable(char *dst, size_t size, const char *src)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t               o = 0;
+    while (*s && o + 1 < size) {
+        size_t n = *s >= 0x20 && *s < 0x7f ? 1 : *s >= 0x80 ? utf8_printable(s) : 0;
+        if (n ? o + n >= size : o + 4 >= size)
+            break; /* no half character or half escape */
+        if (n) {
+            memcpy(dst + o, s, n);
+            o += n, s += n;
+        } else {
+            o += (size_t)snprintf(dst + o, size - o, "\\x%02x", *s++);
+        }
+    }
+    dst[o] = '\0';
 }

@@ -14,8 +14,11 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     static const tex_config defaults;
     *out = NULL;
     tex_system *ts = calloc(1, sizeof *ts);
-    if (!ts)
+    if (!ts) {
+        if (cfg && cfg->error)
+            snprintf(cfg->error, TEX_ERR_LEN, "out of memory");
         return TEX_ERR_NOMEM;
+    }
     ts->cfg = cfg ? *cfg : defaults;
     if (!ts->cfg.max_memory_mb)
         ts->cfg.max_memory_mb = 1024;
@@ -36,6 +39,8 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     if (r == TEX_OK && !(ts->strings = ts->cfg.strings ? ts->cfg.strings : ustr_global()))
         r = TEX_ERR_NOMEM;
     if (r != TEX_OK) {
+        if (r == TEX_ERR_NOMEM && ts->cfg.error)
+            snprintf(ts->cfg.error, TEX_ERR_LEN, "out of memory");
         tex_system_destroy(ts);
         return r;
     }

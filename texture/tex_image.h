@@ -81,6 +81,13 @@ tex_result tex_check_size(uint64_t width, uint64_t height, char err[TEX_ERR_LEN]
  * on any thread. */
 int tex_open_regular(const char *path, char err[TEX_ERR_LEN]);
 
+/* A name taken from a file (a texture's, a material library's), made safe
+ * to print on a terminal: every control character (C0, DEL, C1) and every
+ * byte that is not part of valid UTF-8 written as \xNN; printable UTF-8
+ * kept as it is. Cut to size - 1 bytes, never inside a character or an
+ * escape. */
+void tex_name_printable(char *dst, size_t size, const char *src);
+
 /* Writing a file whole or not at all: into a temporary file beside `path`
  * (r->f), renamed over it at the end. A failure at any step never leaves a
  * half-written file at `path`, nor the temporary one: an old file stays

@@ -44,10 +44,16 @@ typedef struct tex_config {     /* zero-initialised means defaults */
      * any worker thread. */
     bool (*allow)(void *ctx, int fd);
     void *allow_ctx;
+    /* Where tex_system_create() says why it failed, when it does (a buffer
+     * of TEX_ERR_LEN bytes); NULL: it does not say. */
+    char *error;
 } tex_config;
 
-/* Creates a texture system. On TEX_OK *out is yours; free it with
- * tex_system_destroy(). On failure *out is NULL and nothing leaks. */
+/* Creates a texture system, with its spill file (decoded tiles) made and
+ * unlinked at once in $TMPDIR, else /tmp. On TEX_OK *out is yours; free it
+ * with tex_system_destroy(). On failure *out is NULL, nothing leaks, and
+ * cfg->error (if set) says why: "cannot make the tile spill file in
+ * /nosuch: No such file or directory", "out of memory". */
 tex_result tex_system_create(const tex_config *cfg, tex_system **out);
 /* No lookup may run during or after the call. NULL is a no-op. */
 void tex_system_destroy(tex_system *ts);

@@ -42,8 +42,12 @@ tex__cache_init(tex_system *ts)
     snprintf(path, sizeof path, "%s/rt-tiles-XXXXXX", dir && *dir ? dir : "/tmp");
     ustr_fence_init(); /* before any reader announces a hazard */
     ts->spill_fd = mkstemp(path);
-    if (ts->spill_fd < 0)
+    if (ts->spill_fd < 0) {
+        if (ts->cfg.error)
+            snprintf(ts->cfg.error, TEX_ERR_LEN, "cannot make the tile spill file in %.150s: %s",
+                     dir && *dir ? dir : "/tmp", strerror(errno));
         return TEX_ERR_OPEN;
+    }
     unlink(path); /* anonymous: gone with the process, however it ends */
     fcntl(ts->spill_fd, F_SETFD, FD_CLOEXEC); /* not inherited by children */
     return TEX_OK;

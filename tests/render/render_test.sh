@@ -370,6 +370,19 @@ missing_texture)
         [ -s "$tmp/m.png" ] || fail "$open: no image written"
         rm -f "$tmp/m.png"
     done
+    # What the scene names and cannot be had is said once, and the render
+    # goes on: a missing material library, an image of uri "".
+    sed -e 's|mtllib scene.mtl|mtllib nosuch.mtl|' "$scene" >"$tmp/nomtl.obj"
+    err=$("$render" -r 8 8 -o "$tmp/m.png" "$tmp/nomtl.obj" 2>&1 >/dev/null) || fail "no mtl: exit $?"
+    [ "$(grep -c 'nosuch.mtl: cannot open: No such file or directory' <<<"$err")" = 1 ] ||
+        fail "a missing material library not said once: $err"
+    tri_gltf '[0]' '[{"mesh": 0}]' '' '"materials": [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}],
+ "textures": [{"source": 0}], "images": [{"uri": ""}]' |
+        sed 's|"attributes": {"POSITION": 0}}|"attributes": {"POSITION": 0}, "material": 0}|' >"$tmp/empty-uri.gltf"
+    err=$("$render" -r 8 8 -o "$tmp/m.png" "$tmp/empty-uri.gltf" 2>&1 >/dev/null) ||
+        fail "empty uri: exit $?"
+    [ "$(grep -c 'a texture with an empty file name: ignored' <<<"$err")" = 1 ] ||
+        fail "an empty image uri not said once: $err"
     ;;
 bad_input)
     check() { # expected-status expected-message-part args...
@@ -415,6 +428,15 @@ bad_input)
     sed 's/1e19/3/' "$tmp/far-camera.gltf" >"$tmp/near-camera.gltf"
     "$render" --quiet -r 8 8 -o "$tmp/near.exr" "$tmp/near-camera.gltf" ||
         fail "the same scene with its camera at z = 3: exit $?"
+    out=$(TMPDIR=$tmp/nosuch "$render" -o "$tmp/x.exr" "$scene" 2>&1)
+    [ $? = 1 ] && [[ $out == *"cannot start the texture system: cannot make the tile spill file in $tmp/nosuch: No such file or directory"* ]] ||
+        fail "an unusable TMPDIR: $out"
+    # A glTF that needs an extension assimp cannot read fails naming it.
+    tri_gltf '[0]' '[{"mesh": 0}]' '{"byteLength": 36, "extensions": {"EXT_meshopt_compression": {"fallback": true}}}' \
+        '"extensionsUsed": ["EXT_meshopt_compression"], "extensionsRequired": ["EXT_meshopt_compression"]' \
+        >"$tmp/meshopt.gltf"
+    check 1 "meshopt.gltf: needs the glTF extensions EXT_meshopt_compression (not a scene file: " \
+        -o "$tmp/x.exr" "$tmp/meshopt.gltf"
     check 2 "is not a point X,Y,Z" --camera-pos 1e19,1e19,1e19 "$scene"
     check 2 "is not a point X,Y,Z" --look-at 0,nan,0 "$scene"
     check 2 "the point of --camera-pos itself" --camera-pos 1,2,3 --look-at 1,2,3 "$scene"
@@ -478,6 +500,12 @@ special_files)
     once "pipe.obj: cannot open: a FIFO, not a regular file"
     run 1 -o "$tmp/f.png" /dev/stdin
     once "/dev/stdin: cannot open: a FIFO, not a regular file"
+    # A name with terminal escapes in it is printed escaped.
+    sed -e 's|tex/nosuch.png|tex/\x1b[31mred.png|' "$tmp/scene.mtl" >"$tmp/esc.mtl"
+    sed -e 's|mtllib scene.mtl|mtllib esc.mtl|' "$scene" >"$tmp/esc.obj"
+    run 0 -o "$tmp/f.png" "$tmp/esc.obj"
+    once 'tex/\x1b[31mred.png: cannot open: No such file or directory'
+    [[ $out != *$'\x1b'* ]] || fail "an escape character was printed raw: $out"
     ;;
 deep_nesting)
     # Nesting that overflowed the main thread's stack (renderer/import_guard.h):

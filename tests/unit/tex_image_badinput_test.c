@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 typedef tex_result (*reader)(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
 /* Reads `path` with `read`, expecting failure `want` with `word` in the
@@ -375,6 +374,43 @@ exr_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
     return tex_exr_open(path, &f, &info, err); /* never TEX_OK here */
 }
 
+/* Names from files are printed escaped: controls (C0, DEL, C1 as UTF-8)
+ * and invalid UTF-8 as \xNN, printable UTF-8 as it is, never cut inside
+ * a character or an escape. */
+static void
+case_printable_names(const char *arg)
+{
+    (void)arg;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"tex/a.png", "tex/a.png"},
+        {"\x1b[31mred\x1b[0m.png", "\\x1b[31mred\\x1b[0m.png"},
+        {"a\nb\tc\x7f", "a\\x0ab\\x09c\\x7f"},
+        {"caf\xc3\xa9.png", "caf\xc3\xa9.png"}, /* U+00E9 kept */
+        {"\xc2\x9b"
+         "31m",
+         "\\xc2\\x9b"
+         "31m"},                                    /* U+009B, the C1 CSI */
+        {"\xff\xfe", "\\xff\\xfe"},                 /* not UTF-8 */
+        {"\xe2\x82", "\\xe2\\x82"},                 /* a cut sequence */
+        {"\xc0\xaf", "\\xc0\\xaf"},                 /* overlong '/' */
+        {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"}, /* U+1F600 kept */
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tex_name_printable(out, sizeof out, cases[i].in);
+        if (strcmp(out, cases[i].out) != 0)
+            RT_CHECK_FAIL_("case %zu: '%s', want '%s'", i, out, cases[i].out);
+    }
+    tex_name_printable(out, 6, "ab\x1b"); /* "ab\x1b" needs 7 bytes with its NUL */
+    CHECK(strcmp(out, "ab") == 0);
+    tex_name_printable(out, 4, "a\xc3\xa9z"); /* no half character */
+    CHECK(strcmp(out, "a\xc3\xa9") == 0);
+    tex_name_printable(out, 3, "a\xc3\xa9z");
+    CHECK(strcmp(out, "a") == 0);
+}
+
 static void
 case_special_files(const char *arg)
 {
@@ -568,6 +604,7 @@ static const rt_test_case cases[] = {
     {"png_unreadable", case_png_unreadable},
     {"png_not_png", case_png_not_png},
     {"special_files", case_special_files},
+    {"printable_names", case_printable_names},
     {"jpeg_empty", case_jpeg_empty},
     {"jpeg_truncated", case_jpeg_truncated},
     {"jpeg_cut_scan", case_jpeg_cut_scan},
