@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 
 #ifndef RT_VERSION
 #define RT_VERSION "0"
@@ -359,6 +360,9 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             s->render_secs, s->ntiles, t->tiles, s->partial ? "true" : "false",
             s->resumed ? "true" : "false", t->rays, t->shading_points, t->lookups, t->lookup_errors,
             t->interns, t->bypasses, t->early_outs, t->bad_samples);
+    struct rusage ru; /* the process's peak resident memory so far: everything it held */
+    uint64_t      peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    fprintf(f, " \"peak_rss\": %" PRIu64 ",\n", peak_rss);
     fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
             rt_light_sampling_name(o->light_sampling));
     rt_json_string(f, o->envmap);

@@ -421,7 +421,7 @@ open_exr(tex_system *ts, tex__file *f, const char *path, char err[TEX_ERR_LEN])
 }
 
 static tex_result
-open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+open_file_gated(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex__read_from src;
     tex_result     r = tex__read_open(ts, f, &src, err);
@@ -446,6 +446,35 @@ open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
     if (r != TEX_OK)
         return r;
     return open_decoded(ts, f, &img, err);
+}
+
+/* A place among the max_decoding whole-image decodes, and giving it back. */
+static void
+decode_enter(tex_system *ts)
+{
+    pthread_mutex_lock(&ts->decode_lock);
+    while (ts->decoding >= ts->max_decoding)
+        pthread_cond_wait(&ts->decode_free, &ts->decode_lock);
+    ts->decoding++;
+    pthread_mutex_unlock(&ts->decode_lock);
+}
+
+static void
+decode_leave(tex_system *ts)
+{
+    pthread_mutex_lock(&ts->decode_lock);
+    ts->decoding--;
+    pthread_cond_signal(&ts->decode_free);
+    pthread_mutex_unlock(&ts->decode_lock);
+}
+
+static tex_result
+open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+{
+    decode_enter(ts); /* a tiled EXR decodes nothing, but opening it is brief */
+    tex_result r = open_file_gated(ts, f, err);
+    decode_leave(ts);
+    return r;
 }
 
 tex_result

@@ -3,6 +3,7 @@
 #include "texture_internal.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -33,6 +34,10 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     pthread_mutex_init(&ts->files_lock, NULL);
     pthread_mutex_init(&ts->cache_lock, NULL);
     pthread_mutex_init(&ts->handles_lock, NULL);
+    pthread_mutex_init(&ts->decode_lock, NULL);
+    pthread_cond_init(&ts->decode_free, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ts->max_decoding = cpus > 0 ? (unsigned)cpus : 1;
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
         r = tex__cache_init(ts);
@@ -58,6 +63,8 @@ tex_system_destroy(tex_system *ts)
     tex__cache_free(ts);
     tex__files_free(ts);
     pthread_mutex_destroy(&ts->threads_lock);
+    pthread_mutex_destroy(&ts->decode_lock);
+    pthread_cond_destroy(&ts->decode_free);
     free(ts);
 }
 

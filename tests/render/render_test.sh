@@ -568,6 +568,35 @@ import_budget)
     check "$tmp/huge.off" "huge.off: too large for its size: the import asked for 34332.3 MiB, $budget"
     check "$tmp/sparse.gltf" "sparse.gltf: too large for its size: the import asked for 10240."
     ;;
+memory_threads)
+    # Peak memory does not grow with the thread count: whole-image decodes
+    # run at most one per CPU, and their buffers go back to the system.
+    # Six 2048x2048 textures (16 MB each decoded) under a 16 MB tile cap,
+    # at -t N and -t 4N (N: the CPUs): 4N may add nothing like a decode per
+    # extra thread (it added 25 MB each before).
+    if [ -n "$testdata" ]; then # this case's fifth argument: RT_SANITIZE
+        echo "skipped: a sanitizer's allocator keeps freed memory in quarantine"
+        exit 77
+    fi
+    mkdir -p "$tmp/big"
+    "$texgen" --count 6 --size 2048 "$tmp/big" >/dev/null || fail texgen
+    for i in 0 1 2 3 4 5; do printf 'newmtl m%d\nKd 1 1 1\nmap_Kd big/tex%02d.png\n' $i $i; done >"$tmp/big.mtl"
+    {
+        echo "mtllib big.mtl"
+        for i in 0 1 2 3 4 5; do echo "v $i 0 0"; echo "v $((i + 1)) 0 0"; echo "v $i 1 0"; done
+        echo "vt 0 0"; echo "vt 1 0"; echo "vt 0 1"
+        for i in 0 1 2 3 4 5; do echo "usemtl m$i"; echo "f $((3 * i + 1))/1 $((3 * i + 2))/2 $((3 * i + 3))/3"; done
+    } >"$tmp/big.obj"
+    n=$(nproc)
+    rss() { # threads: the run's peak_rss in MiB
+        "$render" --quiet -t "$1" -r 96 16 --camera-pos 3,0.5,6 --look-at 3,0.5,0 --max-memory-mb 16 \
+            --stats-json "$tmp/rss.json" -o "$tmp/rss.png" "$tmp/big.obj" || fail "-t $1: exit $?"
+        echo $(($(json peak_rss "$tmp/rss.json") >> 20))
+    }
+    a=$(rss "$n") b=$(rss $((4 * n)))
+    echo "peak RSS: -t $n $a MiB, -t $((4 * n)) $b MiB"
+    [ "$b" -le $((a + 32)) ] || fail "peak memory grew with threads: -t $n $a MiB, -t $((4 * n)) $b MiB"
+    ;;
 exr_module)
     # OpenEXR is loaded on first use (texture/exr_module.h): a PNG render of
     # PNG textures never maps it, an EXR output does, and a module that
