@@ -1088,7 +1088,7 @@ err_set(char *err, const char *prefix, const char *msg, const char *path)
         buf[n - 8] = '\0';
     char shown[RT_ERR_LEN]; /* assimp quotes what the file holds: names, values */
     tex_name_printable(shown, sizeof shown, buf);
-    snprintf(err, RT_ERR_LEN, "%s%s", prefix, shown[0] ? shown : "unknown reason");
+    snprintf(err, RT_ERR_LEN, "%s%.200s", prefix, shown[0] ? shown : "unknown reason");
 }
 
 void
@@ -1576,7 +1576,7 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     char shown[96];
     tex_name_printable(shown, sizeof shown, required);
     if (job.r == RT_ERR_FORMAT && required[0]) /* say what the file needs first */
-        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %s (%.140s)", shown, job.err);
+        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %s (%.120s)", shown, job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);
     *out = job.scene;
