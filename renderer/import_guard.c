@@ -1,6 +1,7 @@
 /* The import's guards against deep nesting (import_guard.h). */
 #define _GNU_SOURCE /* pthread_getattr_np, program_invocation_short_name */
 #include "import_guard.h"
+#include "tex_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,8 +143,10 @@ json_string_end(json_scan *j)
     if (j->depth == 1)
         j->after_required = strcmp(j->str, "extensionsRequired") == 0;
     else if (j->in_required && j->depth == 2) {
+        char   shown[4 * sizeof j->str]; /* the file's bytes, made safe to print */
         size_t n = strlen(j->required);
-        snprintf(j->required + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", j->str);
+        tex_name_printable(shown, sizeof shown, j->str);
+        snprintf(j->required + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", shown);
     }
 }
 

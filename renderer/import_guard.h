@@ -52,7 +52,8 @@ bool rt__import_budget_stop(uint64_t *asked, uint64_t *budget);
  * starts as a .glb does); anything else, and a file that cannot be read
  * (the import will say why), is RT_OK. Reads the file once, in blocks.
  * `required` gets the names in the file's top-level "extensionsRequired"
- * (", " between them, each cut to 31 bytes; "" for none), for a failed
+ * (", " between them, each cut to 31 bytes and made printable by
+ * tex_name_printable(); "" for none), for a failed
  * import to name: assimp reads none of them, and a file that needs one it
  * lacks fails with a message about something else. */
 rt_result rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_LEN]);

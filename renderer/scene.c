@@ -1573,10 +1573,8 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
         return RT_ERR_NOMEM;
     }
-    char shown[96];
-    tex_name_printable(shown, sizeof shown, required);
     if (job.r == RT_ERR_FORMAT && required[0]) /* say what the file needs first */
-        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %s (%.120s)", shown, job.err);
+        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %.95s (%.120s)", required, job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);
     *out = job.scene;
