@@ -1,4 +1,5 @@
-/* The import's guards against deep nesting (import_guard.h). */
+/* What guards an import (import_guard.h): its memory budget, the glTF
+ * pre-check, its own large stack. */
 #define _GNU_SOURCE /* pthread_getattr_np, program_invocation_short_name */
 #include "import_guard.h"
 #include "tex_image.h"
@@ -92,7 +93,9 @@ calloc(size_t n, size_t size)
 {
     if (!budget.on)
         return __libc_calloc(n, size);
-    bool  wraps = size && n > SIZE_MAX / size; /* glibc's calloc refuses it too */
+    bool wraps = size && n > SIZE_MAX / size; /* glibc's calloc refuses it too */
+    if (wraps)
+        errno = ENOMEM;
     void *p = !wraps && budget_fits((uint64_t)n * size, 0) ? __libc_calloc(n, size) : NULL;
     budget_count(p, 0);
     return p;
