@@ -287,30 +287,37 @@ nomem:
     return TEX_ERR_NOMEM;
 }
 
-/* Cuts one level into tiles (edge tiles zero-padded) and appends them to
- * the spill file. */
+/* Cuts one level into tiles (edge tiles zero-padded) and writes them to a
+ * range of the spill file, row of tiles by row of tiles: a level's tiles
+ * are never all in memory at once beside the level itself (a second copy
+ * of a 16384x16384 16-bit image was 1.5 GB). */
 static tex_result
 spill_level(tex_system *ts, tex__file *f, uint32_t l, const tex_image *img, char err[TEX_ERR_LEN])
 {
     tex__level    *lv = &f->levels[l];
     size_t         px = (size_t)img->nchannels * tex_type_size(img->type);
-    size_t         n = (size_t)lv->tiles_x * lv->tiles_y;
-    unsigned char *buf = malloc(n * f->tile_bytes);
+    size_t         row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
+    unsigned char *buf = malloc(row_bytes);
     if (!buf) {
         snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
         return TEX_ERR_NOMEM;
     }
-    memset(buf, 0, n * f->tile_bytes);
-    for (uint32_t y = 0; y < img->height; y++) {
-        for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
-            uint32_t x0 = tx * TEX__TILE,
-                     w = img->width - x0 < TEX__TILE ? img->width - x0 : TEX__TILE;
-            size_t tile = (size_t)(y / TEX__TILE) * lv->tiles_x + tx;
-            memcpy(buf + tile * f->tile_bytes + (size_t)(y % TEX__TILE) * TEX__TILE * px,
-                   (const unsigned char *)img->pixels + ((size_t)y * img->width + x0) * px, w * px);
+    lv->spill_offset = tex__spill_reserve(ts, (uint64_t)row_bytes * lv->tiles_y);
+    tex_result r = TEX_OK;
+    for (uint32_t ty = 0; ty < lv->tiles_y && r == TEX_OK; ty++) {
+        memset(buf, 0, row_bytes);
+        uint32_t y_end = (ty + 1) * TEX__TILE < img->height ? (ty + 1) * TEX__TILE : img->height;
+        for (uint32_t y = ty * TEX__TILE; y < y_end; y++) {
+            for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
+                uint32_t x0 = tx * TEX__TILE,
+                         w = img->width - x0 < TEX__TILE ? img->width - x0 : TEX__TILE;
+                memcpy(buf + tx * f->tile_bytes + (size_t)(y % TEX__TILE) * TEX__TILE * px,
+                       (const unsigned char *)img->pixels + ((size_t)y * img->width + x0) * px,
+                       w * px);
+            }
         }
+        r = tex__spill_write(ts, buf, row_bytes, lv->spill_offset + (uint64_t)ty * row_bytes, err);
     }
-    tex_result r = tex__spill_write(ts, buf, n * f->tile_bytes, &lv->spill_offset, err);
     free(buf);
     return r;
 }

@@ -226,8 +226,11 @@ void       tex__cache_free(tex_system *ts);
 const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
                                uint32_t x, uint32_t y);
 void             tex__tile_release(tex_thread *tc);
-tex_result       tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t *offset,
-                                  char err[TEX_ERR_LEN]);
+/* The spill file: a range of `bytes` of its own (any thread), then bytes
+ * written at an offset inside a range reserved. */
+uint64_t   tex__spill_reserve(tex_system *ts, uint64_t bytes);
+tex_result tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset,
+                            char err[TEX_ERR_LEN]);
 /* Under f->lock, after opening f->exr: counts the handle and closes the
  * least recently used other one when over the cap. */
 void tex__exr_opened(tex_system *ts, tex__file *f);

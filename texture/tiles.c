@@ -81,15 +81,20 @@ tex__cache_free(tex_system *ts)
     pthread_mutex_destroy(&ts->handles_lock);
 }
 
-tex_result
-tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t *offset,
-                 char err[TEX_ERR_LEN])
+uint64_t
+tex__spill_reserve(tex_system *ts, uint64_t bytes)
 {
     /* Relaxed: reserves a range; pwrite to disjoint ranges needs no order. */
-    *offset = atomic_fetch_add_explicit(&ts->spill_size, bytes, memory_order_relaxed);
+    return atomic_fetch_add_explicit(&ts->spill_size, bytes, memory_order_relaxed);
+}
+
+tex_result
+tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset,
+                 char err[TEX_ERR_LEN])
+{
     for (size_t done = 0; done < bytes;) {
         ssize_t n =
-            pwrite(ts->spill_fd, (const char *)data + done, bytes - done, (off_t)(*offset + done));
+            pwrite(ts->spill_fd, (const char *)data + done, bytes - done, (off_t)(offset + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
