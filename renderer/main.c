@@ -254,13 +254,10 @@ static void
 texture_report(void *ctx, const char *name, const char *reason)
 {
     run *u = ctx;
-    char shown[512];
-    if (u->envmap_checking && name == u->envmap_checking) {
+    if (u->envmap_checking && name == u->envmap_checking)
         snprintf(u->envmap_error, sizeof u->envmap_error, "%s", reason);
-    } else {
-        tex_name_printable(shown, sizeof shown, name); /* a scene's names may hold anything */
-        fprintf(stderr, "texture: %s: %s\n", shown, reason);
-    }
+    else
+        tex_report_stderr(name, reason);
 }
 
 /* The texture system, and the --envmap in it. The map is the user's own
@@ -344,8 +341,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
         return false;
     }
     u->stats->load_secs = rt_now() - t0;
-    if (u->scene->refused && !o->quiet)
-        fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->refused);
+    if (u->scene->warning && !o->quiet)
+        fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->warning);
     u->embedded = embedded_extract(u->scene, u->ts, u->strings);
     return true;
 }

@@ -160,7 +160,7 @@ rt_result
 rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                char err[RT_ERR_LEN])
 {
-    char        partial[4096];
+    char        partial[RT_MAX_OUTPUT_PATH + 16];
     const char *path = o->output;
     if (img->done) {
         rt_partial_path(o->output, partial, sizeof partial);

@@ -131,11 +131,12 @@ typedef struct rt_scene {
         size_t      size;
     } * embedded;
     uint32_t nembedded;
-    /* The first file assimp asked for and was refused, the scene loaded
-     * without it (an OBJ's materials, say), and why, as one line: "refused
-     * FILE: outside the allowed folders" (rt_scene_load_restricted()),
-     * "FILE: cannot open: a FIFO, not a regular file"; NULL: none. */
-    char *refused;
+    /* What the import went on without, as one line, the first such thing:
+     * a file assimp asked for and was refused ("refused FILE: outside the
+     * allowed folders" under rt_scene_load_restricted(), "FILE: cannot
+     * open: a FIFO, not a regular file", a missing material library), or a
+     * texture with an empty file name; NULL: nothing. */
+    char *warning;
 } rt_scene;
 
 /* Loads a scene. On RT_OK *out is yours; free it with rt_scene_free(). On
@@ -145,7 +146,7 @@ typedef struct rt_scene {
  * the global table). Only regular files are opened (tex_open_regular()):
  * the scene, or a file it needs, that is a FIFO or a device fails with
  * RT_ERR_OPEN ("FILE: cannot open: a FIFO, not a regular file"); one it
- * can do without is named in s->refused. Safe to call from several
+ * can do without is named in s->warning. Safe to call from several
  * threads; the assimp import itself runs one at a time. Writes nothing to
  * stdout or stderr. */
 rt_result rt_scene_load(const char *path, ustr_table *strings, rt_scene **out,
@@ -157,7 +158,7 @@ void      rt_scene_free(rt_scene *s); /* NULL is a no-op */
  * rt_paths_allow_fd(allowed), opened; one that does not is closed unread (allowed NULL:
  * no check). A refused file the import cannot do without fails it with
  * RT_ERR_OPEN, "refused FILE: outside the allowed folders"; one it can (an
- * OBJ's material library) is named in s->refused. Textures are checked by
+ * OBJ's material library) is named in s->warning. Textures are checked by
  * the texture system, not here. */
 struct rt_paths;
 rt_result rt_scene_load_restricted(const char *path, ustr_table *strings,

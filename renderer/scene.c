@@ -726,8 +726,8 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
         if (aiGetMaterialString(mat, AI_MATKEY_TEXTURE(type, 0), &path) != aiReturn_SUCCESS)
             continue;
         if (path.length == 0) { /* a glTF image of uri "": said once, the slot left empty */
-            if (!c->s->pub.refused &&
-                !(c->s->pub.refused = strdup("a texture with an empty file name: ignored")))
+            if (!c->s->pub.warning &&
+                !(c->s->pub.warning = strdup("a texture with an empty file name: ignored")))
                 return RT_ERR_NOMEM;
             continue;
         }
@@ -1109,7 +1109,7 @@ rt_scene_free(rt_scene *pub)
     free(pub->material);
     free(pub->materials);
     free(pub->lights);
-    free(pub->refused);
+    free(pub->warning);
     for (uint32_t i = 0; i < pub->nembedded; i++)
         free((void *)pub->embedded[i].data);
     free(pub->embedded);
@@ -1476,8 +1476,8 @@ import_run(void *arg)
         j->r = RT_ERR_EMPTY;
     } else {
         j->r = rt__scene_build(ai, j->path, j->strings, &j->scene, j->err);
-        if (j->r == RT_OK && j->guard.refused[0] && !j->scene->refused &&
-            !(j->scene->refused = strdup(j->guard.refused))) {
+        if (j->r == RT_OK && j->guard.refused[0] && !j->scene->warning &&
+            !(j->scene->warning = strdup(j->guard.refused))) {
             rt_scene_free(j->scene);
             j->scene = NULL;
             snprintf(j->err, RT_ERR_LEN, "out of memory");

@@ -241,13 +241,18 @@ tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t)
 void
 tex__report(tex_system *ts, const char *name, const char *reason)
 {
-    if (ts->cfg.report) {
+    if (ts->cfg.report)
         ts->cfg.report(ts->cfg.report_ctx, name, reason);
-    } else {
-        char shown[512];
-        tex_name_printable(shown, sizeof shown, name);
-        fprintf(stderr, "texture: %s: %s\n", shown, reason);
-    }
+    else
+        tex_report_stderr(name, reason);
+}
+
+void
+tex_report_stderr(const char *name, const char *reason)
+{
+    char shown[512]; /* a scene's names may hold anything */
+    tex_name_printable(shown, sizeof shown, name);
+    fprintf(stderr, "texture: %s: %s\n", shown, reason);
 }
 
 /* The level table; sizes from the EXR when given (its rounding mode may be

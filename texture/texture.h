@@ -29,8 +29,8 @@ typedef struct tex_config {     /* zero-initialised means defaults */
     unsigned    max_open_files; /* tiled files kept open at once; 0: 256 */
     ustr_table *strings;        /* where UDIM-resolved names are interned; NULL: the global table */
     /* Called once per file that cannot be used, with the file's name and the
-     * reason (one line); NULL: print "texture: NAME: REASON" on stderr. May
-     * run on any worker thread, never twice for one file. */
+     * reason (one line); NULL: tex_report_stderr(). May run on any worker
+     * thread, never twice for one file. */
     void (*report)(void *ctx, const char *name, const char *reason);
     void *report_ctx;
     /* Untrusted scenes: NULL, any file may be read; else a file is read
@@ -48,6 +48,10 @@ typedef struct tex_config {     /* zero-initialised means defaults */
      * of TEX_ERR_LEN bytes); NULL: it does not say. */
     char *error;
 } tex_config;
+
+/* The default report: "texture: NAME: REASON" on stderr, the name made
+ * safe to print (tex_name_printable()). Any thread. */
+void tex_report_stderr(const char *name, const char *reason);
 
 /* Creates a texture system, with its spill file (decoded tiles) made and
  * unlinked at once in $TMPDIR, else /tmp. On TEX_OK *out is yours; free it
