@@ -341,6 +341,14 @@ run_setup(run *u, char err[RT_ERR_LEN])
         return false;
     }
     u->stats->load_secs = rt_now() - t0;
+    /* From here on, decoded images (megabytes each, freed once their tiles
+     * are cut) go straight back to the system. glibc's default raises its
+     * mmap threshold after the first such free, after which they come from
+     * the heap of the decoding thread's arena and stay there: 25 MB more
+     * for every worker at -t 8 on 2048x2048 textures (docs/reliability.md).
+     * Not before the import: its OBJ line buffer relies on the dynamic
+     * threshold (scene.c, obj_heap_prepare()). */
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     if (u->scene->warning && !o->quiet)
         fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->warning);
     u->embedded = embedded_extract(u->scene, u->ts, u->strings);
@@ -407,12 +415,6 @@ run_render(run *u)
 int
 main(int argc, char **argv)
 {
-    /* Decoded images (megabytes each, freed once their tiles are cut) go
-     * straight back to the system. glibc's default raises its mmap
-     * threshold after the first such free, after which they come from the
-     * heap of the decoding thread's arena and stay there: 25 MB more for
-     * every worker at -t 8 on 2048x2048 textures (docs/reliability.md). */
-    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     run u = {0};
     int rc = rt_options_parse(argc, argv, &u.o);
     if (rc >= 0)

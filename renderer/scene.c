@@ -1457,6 +1457,8 @@ import_run(void *arg)
     /* No log stream is attached: assimp's default logger is the null one,
      * so it writes nothing to stdout or stderr. */
     struct aiFileIO io = {io_open, io_close, (char *)(void *)&j->guard};
+    /* On this thread, whose malloc arena assimp's buffer comes from. */
+    bool heap = obj_heap_prepare(j->path);
     rt__import_budget_start();
     const struct aiScene *ai = aiImportFileExWithProperties(j->path, j->flags, &io, j->props);
     if (ai && scene_needs_tangents(ai))
@@ -1497,6 +1499,7 @@ import_run(void *arg)
     }
     if (ai)
         aiReleaseImport(ai);
+    obj_heap_release(heap); /* after assimp has freed all it had */
 }
 
 rt_result
@@ -1563,12 +1566,10 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     pthread_mutex_lock(&import_lock);
     import_job job = {.path = path, .strings = strings, .flags = flags, .props = props};
     job.guard.allowed = allowed;
-    bool heap = obj_heap_prepare(path);
     bool ran = rt__import_on_big_stack(import_run, &job, path);
     int  run_errno = errno;
     pthread_mutex_unlock(&import_lock);
     aiReleasePropertyStore(props);
-    obj_heap_release(heap); /* after assimp has freed all it had */
     if (!ran) {
         snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
         return RT_ERR_NOMEM;
