@@ -347,8 +347,11 @@ run_setup(run *u, char err[RT_ERR_LEN])
      * the heap of the decoding thread's arena and stay there: 25 MB more
      * for every worker at -t 8 on 2048x2048 textures (docs/reliability.md).
      * Not before the import: its OBJ line buffer relies on the dynamic
-     * threshold (scene.c, obj_heap_prepare()). */
+     * threshold (scene.c, obj_heap_prepare()), which also raised the trim
+     * threshold to twice its own; that goes back to glibc's default, or
+     * every worker's arena would keep up to 40 MB of freed MIP levels. */
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 10);
     if (u->scene->warning && !o->quiet)
         fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->warning);
     u->embedded = embedded_extract(u->scene, u->ts, u->strings);
