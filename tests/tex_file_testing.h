@@ -158,6 +158,54 @@ tex_test_stderr_release(void)
     return n;
 }
 
+/* Reads path with a tex_*_read_rows() function into a whole image, and
+ * checks that it matches `whole` (the same file read whole): shape, bytes,
+ * and the rows given once each, in order. */
+typedef struct tex_test_rows_ {
+    tex_image img;
+    uint32_t  next;
+    int       out_of_order;
+} tex_test_rows_;
+
+static inline tex_result
+tex_test_rows_take_(void *ctx, const tex_image *shape, uint32_t y, const void *row,
+                    char err[TEX_ERR_LEN])
+{
+    tex_test_rows_ *g = ctx;
+    if (y == 0) {
+        REQUIRE(tex_image_alloc(&g->img, shape->width, shape->height, shape->nchannels, shape->type,
+                                err) == TEX_OK);
+        g->img.srgb = shape->srgb;
+    }
+    g->out_of_order += y != g->next++ || y >= g->img.height;
+    size_t stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
+    if (y < g->img.height)
+        memcpy((char *)g->img.pixels + y * stride, row, stride);
+    return TEX_OK;
+}
+
+static inline void
+tex_test_rows_check(tex_result (*read_rows)(const char *, tex_rows_fn, void *, char *),
+                    const char *path, const tex_image *whole)
+{
+    tex_test_rows_ g = {0};
+    char           err[TEX_ERR_LEN] = "";
+    tex_result     r = read_rows(path, tex_test_rows_take_, &g, err);
+    if (r != TEX_OK)
+        fprintf(stderr, "%s by rows: %s\n", path, err);
+    REQUIRE(r == TEX_OK);
+    CHECK_EQ_INT(g.out_of_order, 0);
+    CHECK_EQ_INT(g.next, whole->height);
+    CHECK_EQ_INT(g.img.width, whole->width);
+    CHECK_EQ_INT(g.img.height, whole->height);
+    CHECK_EQ_INT(g.img.nchannels, whole->nchannels);
+    CHECK_EQ_INT(g.img.type, whole->type);
+    CHECK_EQ_INT(g.img.srgb, whole->srgb);
+    if (g.img.pixels && tex_image_bytes(&g.img) == tex_image_bytes(whole))
+        CHECK(memcmp(g.img.pixels, whole->pixels, tex_image_bytes(whole)) == 0);
+    tex_image_free(&g.img);
+}
+
 /* Deterministic test data: xorshift64*. */
 static inline uint64_t
 tex_test_rand(uint64_t *state)

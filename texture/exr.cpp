@@ -793,64 +793,133 @@ read_rgba(tex_exr *f, tex_image *out)
     }
 }
 
-/* Temporary name in path's folder; write; fsync; rename over path. On any
- * failure the temporary file is removed and path is untouched. */
+/* A file written under a temporary name in path's folder, then flushed to
+ * disk (fsync) and renamed over path by finish(true). finish(false), a
+ * failure at any step, or destruction before finish() removes it: path is
+ * untouched. */
+class AtomicFile
+{
+  public:
+    AtomicFile() = default;
+    AtomicFile(const AtomicFile &) = delete;
+    AtomicFile &operator=(const AtomicFile &) = delete;
+
+    ~AtomicFile()
+    {
+        if (fd_.fd >= 0)
+            unlink(tmp_.c_str());
+    }
+
+    tex_result open(const char *path, char err[TEX_ERR_LEN])
+    {
+        /* Relaxed: the counter only has to differ between calls of this
+         * process (the pid tells processes apart); it orders nothing. */
+        static std::atomic<unsigned> counter{0};
+        for (int attempt = 0; attempt < 100 && fd_.fd < 0; attempt++) {
+            tmp_ = std::string(path) + ".tmp-" + std::to_string(getpid()) + "-" +
+                   std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+            fd_.fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (fd_.fd < 0 && errno != EEXIST)
+                break;
+        }
+        if (fd_.fd < 0) {
+            say(err, "cannot write: %s", strerror(errno));
+            return TEX_ERR_WRITE;
+        }
+        path_ = path;
+        out_ = std::make_unique<FdOut>(fd_.fd);
+        return TEX_OK;
+    }
+
+    FdOut &out()
+    {
+        return *out_;
+    }
+
+    /* An exception from a write, said in err: errno's reason where the
+     * stream failed, else OpenEXR's. */
+    tex_result failed(const std::exception &e, char err[TEX_ERR_LEN])
+    {
+        if (out_ && out_->error())
+            say(err, "cannot write: %s", strerror(out_->error()));
+        else
+            say_exc(err, "cannot write", e.what());
+        return TEX_ERR_WRITE;
+    }
+
+    /* ok: every write succeeded. Returns TEX_OK once renamed, else
+     * TEX_ERR_WRITE (err says why when the failure is its own). */
+    tex_result finish(bool ok, char err[TEX_ERR_LEN])
+    {
+        tex_result r = ok ? TEX_OK : TEX_ERR_WRITE;
+        if (ok) {
+            try {
+                out_->flush();                 /* what the file's destructor wrote last */
+            } catch (const std::exception &) { /* out_->error() has it */
+            }
+            if (out_->error()) { /* or swallowed by a destructor */
+                say(err, "cannot write: %s", strerror(out_->error()));
+                r = TEX_ERR_WRITE;
+            }
+        }
+        if (r == TEX_OK && fsync(fd_.fd) != 0) {
+            say(err, "cannot write: %s", strerror(errno));
+            r = TEX_ERR_WRITE;
+        }
+        int closed = close(fd_.fd);
+        fd_.fd = -1;
+        if (r == TEX_OK && closed != 0) {
+            say(err, "cannot write: %s", strerror(errno));
+            r = TEX_ERR_WRITE;
+        }
+        if (r == TEX_OK && rename(tmp_.c_str(), path_.c_str()) != 0) {
+            say(err, "cannot write: %s", strerror(errno));
+            r = TEX_ERR_WRITE;
+        }
+        if (r != TEX_OK)
+            unlink(tmp_.c_str());
+        return r;
+    }
+
+  private:
+    Fd                     fd_;
+    std::string            tmp_, path_;
+    std::unique_ptr<FdOut> out_;
+};
+
+/* Writes path through an AtomicFile: body(stream) writes it whole. */
 template <class Body>
 tex_result
 write_atomically(const char *path, char err[TEX_ERR_LEN], Body &&body)
 {
-    /* Relaxed: the counter only has to differ between calls of this
-     * process (the pid tells processes apart); it orders nothing. */
-    static std::atomic<unsigned> counter{0};
-    std::string                  tmp;
-    Fd                           fd;
-    for (int attempt = 0; attempt < 100 && fd.fd < 0; attempt++) {
-        tmp = std::string(path) + ".tmp-" + std::to_string(getpid()) + "-" +
-              std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-        fd.fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd.fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd.fd < 0) {
-        say(err, "cannot write: %s", strerror(errno));
-        return TEX_ERR_WRITE;
-    }
-    tex_result r = TEX_OK;
-    FdOut      out(fd.fd);
+    AtomicFile file;
+    tex_result r = file.open(path, err);
+    if (r != TEX_OK)
+        return r;
     try {
-        body(out);
-        out.flush(); /* what the file's destructor wrote last */
+        body(file.out());
     } catch (const std::bad_alloc &) {
         say(err, "out of memory");
         r = TEX_ERR_NOMEM;
     } catch (const std::exception &e) {
-        if (out.error())
-            say(err, "cannot write: %s", strerror(out.error()));
-        else
-            say_exc(err, "cannot write", e.what());
-        r = TEX_ERR_WRITE;
+        r = file.failed(e, err);
     }
-    if (r == TEX_OK && out.error()) { /* swallowed by a destructor */
-        say(err, "cannot write: %s", strerror(out.error()));
-        r = TEX_ERR_WRITE;
+    tex_result done = file.finish(r == TEX_OK, err);
+    return r != TEX_OK ? r : done;
+}
+
+/* An image's shape (its pixels are not looked at) as OpenEXR can write it. */
+tex_result
+check_shape(const tex_image *img, const char *what, char err[TEX_ERR_LEN])
+{
+    if ((img->type != TEX_TYPE_HALF && img->type != TEX_TYPE_FLOAT) || img->nchannels < 1 ||
+        img->nchannels > 4) {
+        say(err, "%s: %u channels of type %d: OpenEXR takes 1-4 channels of half or float", what,
+            img->nchannels, (int)img->type);
+        return TEX_ERR_INVALID;
     }
-    if (r == TEX_OK && fsync(fd.fd) != 0) {
-        say(err, "cannot write: %s", strerror(errno));
-        r = TEX_ERR_WRITE;
-    }
-    int closed = close(fd.fd);
-    fd.fd = -1;
-    if (r == TEX_OK && closed != 0) {
-        say(err, "cannot write: %s", strerror(errno));
-        r = TEX_ERR_WRITE;
-    }
-    if (r == TEX_OK && rename(tmp.c_str(), path) != 0) {
-        say(err, "cannot write: %s", strerror(errno));
-        r = TEX_ERR_WRITE;
-    }
-    if (r != TEX_OK)
-        unlink(tmp.c_str());
-    return r;
+    tex_result r = tex_check_size(img->width, img->height, err);
+    return r == TEX_ERR_TOO_LARGE || r == TEX_OK ? r : TEX_ERR_INVALID;
 }
 
 tex_result
@@ -860,14 +929,7 @@ check_image(const tex_image *img, const char *what, char err[TEX_ERR_LEN])
         say(err, "%s has no pixels", what);
         return TEX_ERR_INVALID;
     }
-    if ((img->type != TEX_TYPE_HALF && img->type != TEX_TYPE_FLOAT) || img->nchannels < 1 ||
-        img->nchannels > 4) {
-        say(err, "%s: %u channels of type %d: OpenEXR takes 1-4 channels of half or float", what,
-            img->nchannels, (int)img->type);
-        return TEX_ERR_INVALID;
-    }
-    tex_result r = tex_check_size(img->width, img->height, err);
-    return r == TEX_ERR_TOO_LARGE || r == TEX_OK ? r : TEX_ERR_INVALID;
+    return check_shape(img, what, err);
 }
 
 /* The header of a file to write: size, compression (zlib's level: 0 is
@@ -927,9 +989,10 @@ make_header(Imf::Header &h, const tex_image *img, Imf::Compression comp, int zip
     return TEX_OK;
 }
 
-/* Slices over an image whose top-left pixel is (0, 0) in the file. */
+/* Slices over an image whose top-left pixel is (0, 0) in the file; with
+ * tile_rows, whose top row is each tile's own (a row of tiles). */
 Imf::FrameBuffer
-image_frame_buffer(const tex_image *img)
+image_frame_buffer(const tex_image *img, bool tile_rows = false)
 {
     static const char *const names[4][4] = {
         {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
@@ -938,7 +1001,8 @@ image_frame_buffer(const tex_image *img)
     Imf::FrameBuffer fb;
     for (uint32_t c = 0; c < img->nchannels; c++)
         fb.insert(names[img->nchannels - 1][c],
-                  Imf::Slice(t, (char *)img->pixels + c * ss, xs, xs * img->width));
+                  Imf::Slice(t, (char *)img->pixels + c * ss, xs, xs * img->width, 1, 1, 0.0, false,
+                             tile_rows));
     return fb;
 }
 
@@ -1309,6 +1373,142 @@ tex_exr_write_scanline(const char *path, const tex_image *img, const tex_exr_att
     return tex_exr_write_scanline_opts(path, img, attrs, nattrs, nullptr, err);
 }
 
+/* A tiled file being written a row of tiles at a time (tex_exr.h). */
+struct tex_exr_tiled_writer {
+    AtomicFile                            file; /* before `tiled`, which writes into it */
+    std::unique_ptr<Imf::TiledOutputFile> tiled;
+    tex_image                             shape; /* level 0's; no pixels */
+    uint32_t                              nlevels, tile;
+    uint64_t                              tiles_left;
+    bool                                  failed;
+};
+
+extern "C" tex_result
+tex_exr_tiled_begin(const char *path, const tex_image *shape, uint32_t nlevels, uint32_t tile_size,
+                    const tex_exr_attr *attrs, size_t nattrs, tex_exr_tiled_writer **out,
+                    char err[TEX_ERR_LEN])
+{
+    *out = nullptr;
+    if (!path || !shape) {
+        say(err, "no file name or no image");
+        return TEX_ERR_INVALID;
+    }
+    try {
+        tex_result r = check_shape(shape, "the image", err);
+        if (r != TEX_OK)
+            return r;
+        uint32_t full = tex_mip_levels(shape->width, shape->height);
+        if (nlevels != 1 && nlevels != full) {
+            say(err, "%u levels: a %ux%u image takes 1 or %u", nlevels, shape->width, shape->height,
+                full);
+            return TEX_ERR_INVALID;
+        }
+        if (tile_size < 1 || tile_size > 4096) {
+            say(err, "tile size %u is outside 1-4096", tile_size);
+            return TEX_ERR_INVALID;
+        }
+        Imf::Header hd;
+        r = make_header(hd, shape, Imf::ZIP_COMPRESSION, 0, attrs, nattrs, err);
+        if (r != TEX_OK)
+            return r;
+        hd.setTileDescription(Imf::TileDescription(
+            tile_size, tile_size, nlevels == 1 ? Imf::ONE_LEVEL : Imf::MIPMAP_LEVELS,
+            Imf::ROUND_DOWN));
+        /* Tiles go into the file as they are written: a chain of levels
+         * made from a stream of rows interleaves them, and INCREASING_Y
+         * would hold every out-of-order tile in memory until its turn. */
+        hd.lineOrder() = Imf::RANDOM_Y;
+        auto w = std::make_unique<tex_exr_tiled_writer>();
+        w->shape = *shape;
+        w->shape.pixels = nullptr;
+        w->nlevels = nlevels;
+        w->tile = tile_size;
+        r = w->file.open(path, err);
+        if (r != TEX_OK)
+            return r;
+        try {
+            w->tiled = std::make_unique<Imf::TiledOutputFile>(w->file.out(), hd, 0);
+        } catch (const std::bad_alloc &) {
+            throw;
+        } catch (const std::exception &e) {
+            return w->file.failed(e, err);
+        }
+        if ((uint32_t)w->tiled->numLevels() != nlevels)
+            throw Iex::LogicExc("OpenEXR counts the levels differently");
+        for (uint32_t l = 0; l < nlevels; l++)
+            w->tiles_left +=
+                (uint64_t)w->tiled->numXTiles((int)l) * (uint64_t)w->tiled->numYTiles((int)l);
+        *out = w.release();
+        return TEX_OK;
+    } catch (const std::bad_alloc &) {
+        say(err, "out of memory");
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        say_exc(err, "cannot write", e.what());
+        return TEX_ERR_WRITE;
+    }
+}
+
+extern "C" tex_result
+tex_exr_tiled_put(tex_exr_tiled_writer *w, uint32_t level, uint32_t y0, const tex_image *band,
+                  char err[TEX_ERR_LEN])
+{
+    if (w->failed) {
+        say(err, "an earlier write to this file failed");
+        return TEX_ERR_WRITE;
+    }
+    if (level >= w->nlevels) {
+        say(err, "level %u of a file of %u", level, w->nlevels);
+        return TEX_ERR_INVALID;
+    }
+    uint32_t lw = std::max(w->shape.width >> level, 1u),
+             lh = std::max(w->shape.height >> level, 1u);
+    tex_result r = check_image(band, "the band", err);
+    if (r != TEX_OK)
+        return r;
+    if (band->type != w->shape.type || band->nchannels != w->shape.nchannels || y0 >= lh ||
+        y0 % w->tile != 0 || band->width != lw || band->height != std::min(w->tile, lh - y0)) {
+        say(err,
+            "a band of %ux%u, %u channels of type %d at row %u of level %u (%ux%u, tiles of %u, "
+            "%u channels of type %d)",
+            band->width, band->height, band->nchannels, (int)band->type, y0, level, lw, lh, w->tile,
+            w->shape.nchannels, (int)w->shape.type);
+        return TEX_ERR_INVALID;
+    }
+    try {
+        int ty = (int)(y0 / w->tile), nx = w->tiled->numXTiles((int)level);
+        w->tiled->setFrameBuffer(image_frame_buffer(band, true));
+        w->tiled->writeTiles(0, nx - 1, ty, ty, (int)level);
+        w->tiles_left -= (uint64_t)nx;
+        return TEX_OK;
+    } catch (const std::bad_alloc &) {
+        w->failed = true;
+        say(err, "out of memory");
+        return TEX_ERR_NOMEM;
+    } catch (const std::exception &e) {
+        w->failed = true;
+        return w->file.failed(e, err);
+    }
+}
+
+extern "C" tex_result
+tex_exr_tiled_end(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN])
+{
+    tex_result r = ok ? TEX_OK : TEX_ERR_WRITE;
+    if (ok && w->failed) {
+        say(err, "an earlier write to this file failed");
+        r = TEX_ERR_WRITE;
+    } else if (ok && w->tiles_left > 0) {
+        say(err, "%llu tile%s never written", (unsigned long long)w->tiles_left,
+            w->tiles_left == 1 ? " was" : "s were");
+        r = TEX_ERR_INVALID;
+    }
+    w->tiled.reset(); /* writes the tile offsets; a failure shows in the stream's error */
+    tex_result done = w->file.finish(r == TEX_OK, err);
+    delete w;
+    return r != TEX_OK ? r : done;
+}
+
 extern "C" tex_result
 tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels, uint32_t tile_size,
                     const tex_exr_attr *attrs, size_t nattrs, char err[TEX_ERR_LEN])
@@ -1317,63 +1517,39 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
         say(err, "no file name or no levels");
         return TEX_ERR_INVALID;
     }
-    try {
-        tex_result r = check_image(&levels[0], "level 0", err);
-        if (r != TEX_OK)
-            return r;
-        uint32_t w = levels[0].width, h = levels[0].height, full = tex_mip_levels(w, h);
-        if (nlevels != 1 && nlevels != full) {
-            say(err, "%u levels: a %ux%u image takes 1 or %u", nlevels, w, h, full);
-            return TEX_ERR_INVALID;
+    tex_result r = check_image(&levels[0], "level 0", err);
+    uint32_t   w = levels[0].width, h = levels[0].height;
+    for (uint32_t l = 1; r == TEX_OK && l < nlevels && nlevels == tex_mip_levels(w, h); l++) {
+        char what[32];
+        snprintf(what, sizeof what, "level %u", l);
+        const tex_image *lv = &levels[l];
+        uint32_t         lw = w >> l ? w >> l : 1, lh = h >> l ? h >> l : 1;
+        r = check_image(lv, what, err);
+        if (r == TEX_OK && (lv->width != lw || lv->height != lh || lv->type != levels[0].type ||
+                            lv->nchannels != levels[0].nchannels)) {
+            say(err, "level %u is %ux%u, %u channels of type %d; it must be %ux%u, %u of type %d",
+                l, lv->width, lv->height, lv->nchannels, (int)lv->type, lw, lh, levels[0].nchannels,
+                (int)levels[0].type);
+            r = TEX_ERR_INVALID;
         }
-        if (tile_size < 1 || tile_size > 4096) {
-            say(err, "tile size %u is outside 1-4096", tile_size);
-            return TEX_ERR_INVALID;
-        }
-        for (uint32_t l = 1; l < nlevels; l++) {
-            char what[32];
-            snprintf(what, sizeof what, "level %u", l);
-            const tex_image *lv = &levels[l];
-            uint32_t         lw = w >> l ? w >> l : 1, lh = h >> l ? h >> l : 1;
-            r = check_image(lv, what, err);
-            if (r != TEX_OK)
-                return r;
-            if (lv->width != lw || lv->height != lh || lv->type != levels[0].type ||
-                lv->nchannels != levels[0].nchannels) {
-                say(err,
-                    "level %u is %ux%u, %u channels of type %d; it must be %ux%u, %u of type %d", l,
-                    lv->width, lv->height, lv->nchannels, (int)lv->type, lw, lh,
-                    levels[0].nchannels, (int)levels[0].type);
-                return TEX_ERR_INVALID;
-            }
-        }
-        Imf::Header hd;
-        r = make_header(hd, &levels[0], Imf::ZIP_COMPRESSION, 0, attrs, nattrs, err);
-        if (r != TEX_OK)
-            return r;
-        hd.setTileDescription(Imf::TileDescription(
-            tile_size, tile_size, nlevels == 1 ? Imf::ONE_LEVEL : Imf::MIPMAP_LEVELS,
-            Imf::ROUND_DOWN));
-        return write_atomically(path, err, [&](FdOut &os) {
-            Imf::TiledOutputFile file(os, hd, 0);
-            if ((uint32_t)file.numLevels() != nlevels)
-                throw Iex::LogicExc("OpenEXR counts the levels differently");
-            for (uint32_t l = 0; l < nlevels; l++) {
-                file.setFrameBuffer(image_frame_buffer(&levels[l]));
-                file.writeTiles(0, file.numXTiles((int)l) - 1, 0, file.numYTiles((int)l) - 1,
-                                (int)l);
-            }
-        });
-    } catch (const std::bad_alloc &) {
-        say(err, "out of memory");
-        return TEX_ERR_NOMEM;
-    } catch (const std::exception &e) {
-        say_exc(err, "cannot write", e.what());
-        return TEX_ERR_WRITE;
-    } catch (...) {
-        say(err, "cannot write: unknown error");
-        return TEX_ERR_WRITE;
     }
+    tex_exr_tiled_writer *wr = nullptr;
+    if (r == TEX_OK)
+        r = tex_exr_tiled_begin(path, &levels[0], nlevels, tile_size, attrs, nattrs, &wr, err);
+    if (r != TEX_OK)
+        return r;
+    for (uint32_t l = 0; l < nlevels && r == TEX_OK; l++) {
+        const tex_image *lv = &levels[l];
+        size_t           row = (size_t)lv->width * lv->nchannels * tex_type_size(lv->type);
+        for (uint32_t y0 = 0; y0 < lv->height && r == TEX_OK; y0 += tile_size) {
+            tex_image band = *lv;
+            band.pixels = (char *)lv->pixels + y0 * row;
+            band.height = std::min(tile_size, lv->height - y0);
+            r = tex_exr_tiled_put(wr, l, y0, &band, err);
+        }
+    }
+    tex_result done = tex_exr_tiled_end(wr, r == TEX_OK, err);
+    return r != TEX_OK ? r : done;
 }
 
 #ifdef TEX_EXR_MODULE
@@ -1384,6 +1560,7 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
 extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_module_table = {
     sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
     tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
-    tex_exr_write_scanline_opts, tex_exr_write_tiled,
+    tex_exr_write_scanline_opts, tex_exr_write_tiled, tex_exr_tiled_begin, tex_exr_tiled_put,
+    tex_exr_tiled_end,
 };
 #endif

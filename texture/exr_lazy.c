@@ -146,3 +146,28 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
     return m ? m->write_tiled(path, levels, nlevels, tile_size, attrs, nattrs, err)
              : TEX_ERR_UNSUPPORTED;
 }
+
+tex_result
+tex_exr_tiled_begin(const char *path, const tex_image *shape, uint32_t nlevels, uint32_t tile_size,
+                    const tex_exr_attr *attrs, size_t nattrs, tex_exr_tiled_writer **w,
+                    char err[TEX_ERR_LEN])
+{
+    const tex_exr_module *m = get(err);
+    *w = NULL;
+    return m ? m->tiled_begin(path, shape, nlevels, tile_size, attrs, nattrs, w, err)
+             : TEX_ERR_UNSUPPORTED;
+}
+
+/* A writer exists only once begin has loaded the module. */
+tex_result
+tex_exr_tiled_put(tex_exr_tiled_writer *w, uint32_t level, uint32_t y0, const tex_image *band,
+                  char err[TEX_ERR_LEN])
+{
+    return get(NULL)->tiled_put(w, level, y0, band, err);
+}
+
+tex_result
+tex_exr_tiled_end(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN])
+{
+    return get(NULL)->tiled_end(w, ok, err);
+}

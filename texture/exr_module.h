@@ -41,6 +41,12 @@ typedef struct tex_exr_module {
     tex_result (*write_tiled)(const char *path, const tex_image *levels, uint32_t nlevels,
                               uint32_t tile_size, const tex_exr_attr *attrs, size_t nattrs,
                               char err[TEX_ERR_LEN]);
+    tex_result (*tiled_begin)(const char *path, const tex_image *shape, uint32_t nlevels,
+                              uint32_t tile_size, const tex_exr_attr *attrs, size_t nattrs,
+                              tex_exr_tiled_writer **w, char err[TEX_ERR_LEN]);
+    tex_result (*tiled_put)(tex_exr_tiled_writer *w, uint32_t level, uint32_t y0,
+                            const tex_image *band, char err[TEX_ERR_LEN]);
+    tex_result (*tiled_end)(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN]);
 } tex_exr_module;
 
 #endif

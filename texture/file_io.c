@@ -10,7 +10,8 @@
 tex_result
 tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
 {
-    *out = (tex_image){0};
+    if (out)
+        *out = (tex_image){0};
     err[0] = '\0';
     *f = NULL;
     if (!path) {
@@ -45,7 +46,7 @@ tex_result
 tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out)
 {
     fclose(f);
-    if (code == TEX_OK)
+    if (code == TEX_OK && out)
         *out = *img;
     else
         tex_image_free(img);

@@ -292,84 +292,113 @@ nomem:
     return TEX_ERR_NOMEM;
 }
 
-/* Cuts one level into tiles (edge tiles zero-padded) and writes them to a
- * range of the spill file, row of tiles by row of tiles: a level's tiles
- * are never all in memory at once beside the level itself (a second copy
- * of a 16384x16384 16-bit image was 1.5 GB). */
+/* Spilling a decoded image (PNG, JPEG, scanline EXR) as its rows arrive:
+ * level 0's rows and, through a MIP chain, every level's, cut into tiles a
+ * band at a time (tex_mip_chain_new()). No level is ever whole in memory:
+ * a 16384x16384 16-bit texture took 2 GB when level 0 was decoded whole
+ * and levels were made from it, and now takes a few rows of tiles. */
+typedef struct spill_job {
+    tex_system    *ts;
+    tex__file     *f;
+    tex_mip_chain *chain;
+    unsigned char *tiles;    /* a row of level 0's tiles */
+    bool           constant; /* every pixel so far is f->constant_texel */
+} spill_job;
+
+/* One band of TEX__TILE rows (fewer at the bottom) cut into a row of tiles,
+ * edge tiles zero-padded, and written to its level's range of the spill
+ * file. */
 static tex_result
-spill_level(tex_system *ts, tex__file *f, uint32_t l, const tex_image *img, char err[TEX_ERR_LEN])
+spill_band(void *ctx, uint32_t l, uint32_t y0, const tex_image *band, char err[TEX_ERR_LEN])
 {
-    tex__level    *lv = &f->levels[l];
-    size_t         px = (size_t)img->nchannels * tex_type_size(img->type);
-    size_t         row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
-    unsigned char *buf = malloc(row_bytes);
-    if (!buf) {
+    spill_job  *j = ctx;
+    tex__level *lv = &j->f->levels[l];
+    size_t      tile_bytes = j->f->tile_bytes, row_bytes = (size_t)lv->tiles_x * tile_bytes;
+    size_t      px = (size_t)band->nchannels * tex_type_size(band->type);
+    memset(j->tiles, 0, row_bytes);
+    for (uint32_t y = 0; y < band->height; y++) {
+        const unsigned char *in =
+            (const unsigned char *)band->pixels + (size_t)y * band->width * px;
+        for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
+            uint32_t x0 = tx * TEX__TILE,
+                     w = band->width - x0 < TEX__TILE ? band->width - x0 : TEX__TILE;
+            memcpy(j->tiles + tx * tile_bytes + (size_t)y * TEX__TILE * px, in + x0 * px, w * px);
+        }
+    }
+    uint64_t at = lv->spill_offset + (uint64_t)(y0 / TEX__TILE) * row_bytes;
+    return tex__spill_write(j->ts, j->tiles, row_bytes, at, err);
+}
+
+/* At the first row: the file's shape, its level table, each level's range
+ * of the spill file, and the chain. */
+static tex_result
+spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
+{
+    tex__file *f = j->f;
+    tex_image  s = *shape;
+    if (f->raw)
+        s.srgb = false; /* data: filter and return the stored values */
+    f->source = TEX__SOURCE_SPILL;
+    f->info.width = s.width;
+    f->info.height = s.height;
+    f->info.nchannels = s.nchannels;
+    f->info.type = s.type;
+    f->info.srgb = s.srgb;
+    uint32_t   nlevels = tex_mip_levels(s.width, s.height);
+    tex_result r = levels_init(f, NULL, nlevels, TEX__TILE, TEX__TILE, err);
+    if (r != TEX_OK)
+        return r;
+    for (uint32_t l = 0; l < nlevels; l++) {
+        tex__level *lv = &f->levels[l];
+        lv->spill_offset =
+            tex__spill_reserve(j->ts, (uint64_t)lv->tiles_x * lv->tiles_y * f->tile_bytes);
+    }
+    j->tiles = malloc((size_t)f->levels[0].tiles_x * f->tile_bytes);
+    if (!j->tiles) {
         snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
         return TEX_ERR_NOMEM;
     }
-    lv->spill_offset = tex__spill_reserve(ts, (uint64_t)row_bytes * lv->tiles_y);
-    tex_result r = TEX_OK;
-    for (uint32_t ty = 0; ty < lv->tiles_y && r == TEX_OK; ty++) {
-        memset(buf, 0, row_bytes);
-        uint32_t y_end = (ty + 1) * TEX__TILE < img->height ? (ty + 1) * TEX__TILE : img->height;
-        for (uint32_t y = ty * TEX__TILE; y < y_end; y++) {
-            for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
-                uint32_t x0 = tx * TEX__TILE,
-                         w = img->width - x0 < TEX__TILE ? img->width - x0 : TEX__TILE;
-                memcpy(buf + tx * f->tile_bytes + (size_t)(y % TEX__TILE) * TEX__TILE * px,
-                       (const unsigned char *)img->pixels + ((size_t)y * img->width + x0) * px,
-                       w * px);
-            }
-        }
-        r = tex__spill_write(ts, buf, row_bytes, lv->spill_offset + (uint64_t)ty * row_bytes, err);
-    }
-    free(buf);
-    return r;
+    return tex_mip_chain_new(&s, nlevels, TEX__TILE, spill_band, j, &j->chain, err);
 }
 
-/* Whether every pixel of img has the same bytes; if so, *f keeps them.
- * One pass over an image just decoded, so cheap beside the decoding. */
+/* Whether every pixel of a row has the bytes of the image's first: a pass
+ * over rows just decoded, cheap beside the decoding. */
 static void
-constant_check(tex__file *f, const tex_image *img)
+constant_row(spill_job *j, const tex_image *shape, uint32_t y, const unsigned char *row)
 {
-    size_t               px = (size_t)img->nchannels * tex_type_size(img->type);
-    size_t               n = (size_t)img->width * img->height;
-    const unsigned char *p = img->pixels;
-    if (px > sizeof f->constant_texel || n == 0)
-        return;
-    for (size_t i = 1; i < n; i++)
-        if (memcmp(p, p + i * px, px) != 0)
-            return;
-    memcpy(f->constant_texel, p, px);
-    f->info.constant = true;
-    tex__constant_decode(f);
+    size_t px = (size_t)shape->nchannels * tex_type_size(shape->type);
+    if (y == 0) {
+        j->constant = px <= sizeof j->f->constant_texel;
+        if (j->constant)
+            memcpy(j->f->constant_texel, row, px);
+    }
+    for (uint32_t x = 0; j->constant && x < shape->width; x++)
+        j->constant = memcmp(row + x * px, j->f->constant_texel, px) == 0;
 }
 
-/* PNG, JPEG, scanline EXR: decode, build the MIP chain, spill the tiles. */
 static tex_result
-open_decoded(tex_system *ts, tex__file *f, tex_image *img, char err[TEX_ERR_LEN])
+spill_rows(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
 {
-    f->source = TEX__SOURCE_SPILL;
-    if (f->raw)
-        img->srgb = false; /* data: filter and return the stored values */
-    f->info.width = img->width;
-    f->info.height = img->height;
-    f->info.nchannels = img->nchannels;
-    f->info.type = img->type;
-    f->info.srgb = img->srgb;
-    constant_check(f, img);
-    tex_result r =
-        levels_init(f, NULL, tex_mip_levels(img->width, img->height), TEX__TILE, TEX__TILE, err);
-    for (uint32_t l = 0; r == TEX_OK; l++) {
-        r = spill_level(ts, f, l, img, err);
-        if (r != TEX_OK || l + 1 == f->info.nlevels)
-            break;
-        tex_image next;
-        r = tex_image_downsample(img, &next, err);
-        tex_image_free(img);
-        *img = next;
+    spill_job *j = ctx;
+    if (y == 0) {
+        tex_result r = spill_begin(j, shape, err);
+        if (r != TEX_OK)
+            return r;
     }
-    tex_image_free(img);
+    constant_row(j, shape, y, row);
+    return tex_mip_chain_push(j->chain, row, err);
+}
+
+/* The end of a spill that came to r. */
+static tex_result
+spill_end(spill_job *j, tex_result r)
+{
+    if (r == TEX_OK && j->constant) {
+        j->f->info.constant = true;
+        tex__constant_decode(j->f);
+    }
+    tex_mip_chain_free(j->chain);
+    free(j->tiles);
     return r;
 }
 
@@ -405,7 +434,7 @@ tex__read_close(tex__read_from *src)
 }
 
 static tex_result
-open_exr(tex_system *ts, tex__file *f, const char *path, char err[TEX_ERR_LEN])
+open_exr(tex_system *ts, tex__file *f, const char *path, spill_job *spill, char err[TEX_ERR_LEN])
 {
     tex_exr_info info;
     tex_result   r = tex_exr_open(path, &f->exr, &info, err);
@@ -417,7 +446,10 @@ open_exr(tex_system *ts, tex__file *f, const char *path, char err[TEX_ERR_LEN])
         r = tex_exr_read_image(f->exr, 0, &img, err);
         tex_exr_close(f->exr);
         f->exr = NULL;
-        return r == TEX_OK ? open_decoded(ts, f, &img, err) : r;
+        if (r == TEX_OK)
+            r = tex_image_rows(&img, spill_rows, spill, err);
+        tex_image_free(&img);
+        return r;
     }
     f->source = TEX__SOURCE_EXR;
     f->info.width = info.width;
@@ -437,27 +469,24 @@ open_file_gated(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
     tex__read_from src;
     tex_result     r = tex__read_open(ts, f, &src, err);
-    tex_image      img;
+    spill_job      spill = {.ts = ts, .f = f};
     if (r != TEX_OK)
         return r;
     switch (tex__sniff(src.path, err, &r)) {
-    case TEX__FORMAT_EXR:
-        r = open_exr(ts, f, src.path, err); /* tiled and MIP-mapped: tile by tile */
-        tex__read_close(&src);
-        return r;
+    case TEX__FORMAT_EXR: /* tiled and MIP-mapped: read tile by tile */
+        r = open_exr(ts, f, src.path, &spill, err);
+        break;
     case TEX__FORMAT_PNG:
-        r = tex_png_read(src.path, &img, err);
+        r = tex_png_read_rows(src.path, spill_rows, &spill, err);
         break;
     case TEX__FORMAT_JPEG:
-        r = tex_jpeg_read(src.path, &img, err);
+        r = tex_jpeg_read_rows(src.path, spill_rows, &spill, err);
         break;
     default:
         break; /* sniffing said why */
     }
     tex__read_close(&src);
-    if (r != TEX_OK)
-        return r;
-    return open_decoded(ts, f, &img, err);
+    return spill_end(&spill, r);
 }
 
 /* A place among the max_decoding whole-image decodes, and giving it back. */

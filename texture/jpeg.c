@@ -1,4 +1,4 @@
-/* JPEG through libjpeg-turbo: tex_jpeg_read().
+/* JPEG through libjpeg-turbo: tex_jpeg_read(), tex_jpeg_read_rows().
  *
  * libjpeg reports a fatal error by calling error_exit(), which must not
  * return; ours records the message and longjmp()s back. As in png.c, the
@@ -29,7 +29,9 @@ typedef struct jpeg_job {
     jmp_buf                       jmp;
     struct jpeg_decompress_struct cinfo;
     FILE                         *f;
-    tex_image                     img;
+    tex_image                     img;  /* the image, or with `rows` one row of it */
+    tex_rows_fn                   rows; /* tex_jpeg_read_rows()'s consumer; NULL: whole */
+    void                         *rows_ctx;
     tex_result                    code; /* TEX_OK until something fails */
     char                         *err;  /* the caller's TEX_ERR_LEN bytes */
     int                           lost; /* the first warning that means lost pixels; 0: none */
@@ -165,26 +167,38 @@ jpeg_decode(jpeg_job *job)
                  cinfo->output_components, channels);
         return;
     }
-    job->code = tex_image_alloc(&job->img, cinfo->output_width, cinfo->output_height,
-                                (uint32_t)channels, TEX_TYPE_U8, job->err);
+    job->code =
+        tex_image_alloc(&job->img, cinfo->output_width, job->rows ? 1 : cinfo->output_height,
+                        (uint32_t)channels, TEX_TYPE_U8, job->err);
     if (job->code != TEX_OK)
         return;
     job->img.srgb = true;
+    tex_image shape = job->img;
+    shape.height = cinfo->output_height;
+    shape.pixels = NULL;
     size_t stride = (size_t)cinfo->output_width * (size_t)channels;
     while (cinfo->output_scanline < cinfo->output_height) {
-        JSAMPROW row = (JSAMPROW)job->img.pixels + (size_t)cinfo->output_scanline * stride;
+        JDIMENSION y = cinfo->output_scanline;
+        JSAMPROW   row = (JSAMPROW)job->img.pixels + (job->rows ? 0 : (size_t)y * stride);
         if (jpeg_read_scanlines(cinfo, &row, 1) != 1) { /* only a suspending source does this */
             job->code = TEX_ERR_CORRUPT;
-            snprintf(job->err, TEX_ERR_LEN, "JPEG data ends at row %u of %u",
-                     cinfo->output_scanline, cinfo->output_height);
+            snprintf(job->err, TEX_ERR_LEN, "JPEG data ends at row %u of %u", y,
+                     cinfo->output_height);
             return;
+        }
+        if (job->rows) {
+            job->code = job->rows(job->rows_ctx, &shape, y, row, job->err);
+            if (job->code != TEX_OK)
+                return;
         }
     }
     jpeg_finish_decompress(cinfo); /* reads up to EOI */
 }
 
-tex_result
-tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+/* tex_jpeg_read() with rows NULL, tex_jpeg_read_rows() with a consumer and
+ * out NULL. */
+static tex_result
+jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, char err[TEX_ERR_LEN])
 {
     FILE      *f;
     tex_result r = tex__io_read_open(path, out, err, &f);
@@ -195,6 +209,8 @@ tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         return TEX_ERR_NOMEM;
     job->f = f;
     job->err = err;
+    job->rows = rows;
+    job->rows_ctx = rows_ctx;
     jpeg_decode(job);
     if (job->code == TEX_OK && ferror(f)) { /* the stdio source takes a read error for EOF */
         job->code = TEX_ERR_OPEN;
@@ -207,4 +223,16 @@ tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
     r = tex__io_read_close(f, job->code, &job->img, out);
     free(job);
     return r;
+}
+
+tex_result
+tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+{
+    return jpeg_read(path, NULL, NULL, out, err);
+}
+
+tex_result
+tex_jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
+{
+    return jpeg_read(path, fn, ctx, NULL, err);
 }

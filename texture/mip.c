@@ -210,150 +210,235 @@ taps_row(const taps *t, const float *in, float *out, uint32_t m, uint32_t nc)
 }
 
 /* The usual case, 8-bit with even sides: each output the mean of a 2x2
- * block, by table, with no float copies of the image. The arithmetic is the
- * general path's, in its order (rows, then columns), so both give the same
- * bits. */
+ * block of rows `top` and `bottom`, by table, with no float lines. The
+ * arithmetic is the general path's, in its order (rows, then columns), so
+ * both give the same bits. */
 static void
-halve_u8(const tex_image *src, tex_image *dst)
+halve_u8_row(const tex_image *src, const float *unorm, const uint8_t *top, const uint8_t *bottom,
+             uint8_t *out)
 {
-    uint32_t       nc = src->nchannels;
-    size_t         in_row = (size_t)src->width * nc;
-    const uint8_t *in = src->pixels;
-    uint8_t       *out = dst->pixels;
-    float          unorm[256];
-    for (int k = 0; k < 256; k++)
-        unorm[k] = (float)k / 255.0f;
-    for (uint32_t y = 0; y < dst->height; y++) {
-        for (uint32_t x = 0; x < dst->width; x++) {
-            const uint8_t *p = in + 2 * (y * in_row + (size_t)x * nc);
-            for (uint32_t c = 0; c < nc; c++, p++) {
-                bool         srgb = src->srgb && !is_alpha(nc, c);
-                const float *lut = srgb ? srgb_down : unorm;
-                float        top = 0.5f * (lut[p[0]] + lut[p[nc]]);
-                float        bottom = 0.5f * (lut[p[in_row]] + lut[p[in_row + nc]]);
-                float        v = 0.5f * (top + bottom);
-                *out++ = srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
-            }
+    uint32_t nc = src->nchannels, w = src->width / 2;
+    for (uint32_t x = 0; x < w; x++) {
+        const uint8_t *p = top + 2 * (size_t)x * nc, *q = bottom + 2 * (size_t)x * nc;
+        for (uint32_t c = 0; c < nc; c++, p++, q++) {
+            bool         srgb = src->srgb && !is_alpha(nc, c);
+            const float *lut = srgb ? srgb_down : unorm;
+            float        upper = 0.5f * (lut[p[0]] + lut[p[nc]]);
+            float        lower = 0.5f * (lut[q[0]] + lut[q[nc]]);
+            float        v = 0.5f * (upper + lower);
+            *out++ = srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
         }
     }
 }
 
-/* Row y of src as linear floats (alpha as stored). */
+/* A row of an image of `shape` as linear floats (alpha as stored). */
 static void
-row_linear(const tex_image *src, const tex_image *alpha_view, const float *unorm, uint32_t y,
-           float *line)
+row_linear(const tex_image *shape, const void *row, const float *unorm, float *line)
 {
-    uint32_t nc = src->nchannels, n = src->width * nc;
-    size_t   at = (size_t)y * n;
+    uint32_t nc = shape->nchannels, n = shape->width * nc;
     for (uint32_t c = 0; c < nc; c++) {
-        const tex_image *img = is_alpha(nc, c) ? alpha_view : src;
-        if (img->type == TEX_TYPE_U8) { /* sample_get() by table */
-            const uint8_t *in = (const uint8_t *)src->pixels + at;
-            const float   *lut = img->srgb ? srgb_down : unorm;
+        tex_image view = *shape; /* sample_get() reads pixels, type and srgb */
+        view.pixels = (void *)row;
+        view.srgb = shape->srgb && !is_alpha(nc, c);
+        if (view.type == TEX_TYPE_U8) { /* sample_get() by table */
+            const uint8_t *in = row;
+            const float   *lut = view.srgb ? srgb_down : unorm;
             for (uint32_t i = c; i < n; i += nc)
                 line[i] = lut[in[i]];
         } else {
             for (uint32_t i = c; i < n; i += nc)
-                line[i] = sample_get(img, at + i);
+                line[i] = sample_get(&view, i);
         }
     }
 }
 
-/* Row y of dst from linear floats: sample_put(), with 8-bit rows inline. */
+/* A row of an image of `shape` from linear floats: sample_put(), with
+ * 8-bit rows inline. */
 static void
-row_put(tex_image *dst, tex_image *alpha_dst, uint32_t y, const float *line)
+row_put(const tex_image *shape, void *row, const float *line)
 {
-    uint32_t nc = dst->nchannels, n = dst->width * nc;
-    size_t   at = (size_t)y * n;
+    uint32_t nc = shape->nchannels, n = shape->width * nc;
     for (uint32_t c = 0; c < nc; c++) {
-        tex_image *img = is_alpha(nc, c) ? alpha_dst : dst;
-        if (img->type != TEX_TYPE_U8) {
+        tex_image view = *shape;
+        view.pixels = row;
+        view.srgb = shape->srgb && !is_alpha(nc, c);
+        if (view.type != TEX_TYPE_U8) {
             for (uint32_t i = c; i < n; i += nc)
-                sample_put(img, at + i, line[i]);
+                sample_put(&view, i, line[i]);
             continue;
         }
-        uint8_t *out = (uint8_t *)dst->pixels + at;
+        uint8_t *out = row;
         for (uint32_t i = c; i < n; i += nc) {
             float v = line[i];
             v = v > 0 ? (v < 1 ? v : 1) : 0; /* NaN reads as 0 */
-            out[i] = img->srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+            out[i] = view.srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
         }
     }
 }
 
-/* Rows, then columns, in float lines: each output row is made from the
- * source rows it covers, each resampled along x (kept for the next output
- * row, which may share it) and summed down in doubles, input row by input
- * row. Every output is the same sum, in the same order, as resampling the
- * whole image by rows and then by columns, so the same bits; but nothing
- * image-sized is allocated, and the column pass reads along rows. */
+/* Rows, then columns, in float lines: each source row is resampled along x
+ * as it arrives and added, in doubles, to the one or two output rows it
+ * covers (neighbours share at most one source row, since each output
+ * covers at least two, or the one of a single row); an output row is done
+ * with the last source row it covers. Every output is the same sum, in the
+ * same order, as resampling the whole image by rows and then by columns,
+ * so the same bits; but nothing image-sized is held, and the column pass
+ * reads along rows. */
+struct tex_downsampler {
+    tex_image src, dst; /* shapes; dst.pixels is the output row */
+    taps      tx, ty;
+    bool      fast_u8; /* 8-bit, even sides: halve_u8_row() */
+    uint32_t  y;       /* source rows taken */
+    uint32_t  next;    /* the first output row not yet done */
+    float    *line;    /* a source row as linear floats */
+    float    *row;     /* ... resampled along x */
+    float    *held;    /* ty.halve: the even source row, resampled */
+    float    *out;
+    double   *acc[2]; /* outputs next and next + 1 */
+    uint8_t  *raw;    /* fast_u8: the even source row as given */
+    float     unorm[256];
+};
+
+void
+tex_downsampler_free(tex_downsampler *d)
+{
+    if (!d)
+        return;
+    taps_free(&d->tx), taps_free(&d->ty);
+    free(d->line), free(d->row), free(d->held), free(d->out);
+    free(d->acc[0]), free(d->acc[1]), free(d->raw), free(d->dst.pixels);
+    free(d);
+}
+
+tex_result
+tex_downsampler_new(const tex_image *shape, tex_downsampler **out, char err[TEX_ERR_LEN])
+{
+    pthread_once(&srgb_once, srgb_tables);
+    *out = NULL;
+    uint32_t W = shape->width, H = shape->height, nc = shape->nchannels;
+    if (W == 0 || H == 0 || nc < 1 || nc > 4 || (unsigned)shape->type > TEX_TYPE_FLOAT) {
+        snprintf(err, TEX_ERR_LEN, "no image to downsample (%ux%u, %u channels)", W, H, nc);
+        return TEX_ERR_INVALID;
+    }
+    tex_downsampler *d = calloc(1, sizeof *d);
+    if (!d)
+        goto nomem;
+    d->src = *shape;
+    d->src.pixels = NULL;
+    d->dst = d->src;
+    d->dst.width = W > 1 ? W / 2 : 1;
+    d->dst.height = H > 1 ? H / 2 : 1;
+    d->dst.pixels = malloc((size_t)d->dst.width * nc * tex_type_size(shape->type));
+    d->fast_u8 = shape->type == TEX_TYPE_U8 && W == 2 * d->dst.width && H == 2 * d->dst.height;
+    for (int k = 0; k < 256; k++)
+        d->unorm[k] = (float)k / 255.0f;
+    size_t nout = (size_t)d->dst.width * nc;
+    if (!d->dst.pixels || !taps_make(W, d->dst.width, &d->tx) ||
+        !taps_make(H, d->dst.height, &d->ty))
+        goto nomem;
+    if (d->fast_u8) {
+        d->raw = malloc((size_t)W * nc);
+        if (!d->raw)
+            goto nomem;
+    } else {
+        d->line = malloc((size_t)W * nc * sizeof *d->line);
+        d->row = malloc(nout * sizeof *d->row);
+        d->held = malloc(nout * sizeof *d->held);
+        d->out = malloc(nout * sizeof *d->out);
+        d->acc[0] = calloc(nout, sizeof *d->acc[0]);
+        d->acc[1] = calloc(nout, sizeof *d->acc[1]);
+        if (!d->line || !d->row || !d->held || !d->out || !d->acc[0] || !d->acc[1])
+            goto nomem;
+    }
+    *out = d;
+    return TEX_OK;
+nomem:
+    tex_downsampler_free(d);
+    snprintf(err, TEX_ERR_LEN, "out of memory building MIP levels");
+    return TEX_ERR_NOMEM;
+}
+
+/* The general path's push: adds source row y to the outputs it covers;
+ * true when it completes output d->next (in d->out). */
+static bool
+push_general(tex_downsampler *d, uint32_t y)
+{
+    size_t nout = (size_t)d->dst.width * d->dst.nchannels;
+    if (d->ty.halve) {
+        if (y % 2 == 0) {
+            memcpy(d->held, d->row, nout * sizeof *d->row);
+            return false;
+        }
+        for (size_t k = 0; k < nout; k++)
+            d->out[k] = 0.5f * (d->held[k] + d->row[k]);
+        return true;
+    }
+    for (uint32_t i = d->next, j = 0; i < d->dst.height && j < 2; i++, j++) {
+        if (y < d->ty.first[i] || y >= d->ty.first[i] + d->ty.count[i])
+            continue;
+        double  wt = d->ty.weight[d->ty.start[i] + (y - d->ty.first[i])];
+        double *acc = d->acc[j];
+        for (size_t k = 0; k < nout; k++)
+            acc[k] += wt * d->row[k];
+    }
+    if (y + 1 != d->ty.first[d->next] + d->ty.count[d->next])
+        return false;
+    double *done = d->acc[0];
+    for (size_t k = 0; k < nout; k++)
+        d->out[k] = (float)(done[k] / d->ty.scale);
+    memset(done, 0, nout * sizeof *done); /* it becomes output next + 2's */
+    d->acc[0] = d->acc[1];
+    d->acc[1] = done;
+    return true;
+}
+
+const void *
+tex_downsampler_push(tex_downsampler *d, const void *row)
+{
+    if (d->y >= d->src.height)
+        return NULL; /* more rows than the image has: ignored */
+    uint32_t y = d->y++;
+    bool     done;
+    if (d->fast_u8) {
+        done = y % 2 == 1;
+        if (done)
+            halve_u8_row(&d->src, d->unorm, d->raw, row, d->dst.pixels);
+        else
+            memcpy(d->raw, row, (size_t)d->src.width * d->src.nchannels);
+    } else {
+        row_linear(&d->src, row, d->unorm, d->line);
+        taps_row(&d->tx, d->line, d->row, d->dst.width, d->src.nchannels);
+        done = push_general(d, y);
+        if (done)
+            row_put(&d->dst, d->dst.pixels, d->out);
+    }
+    if (!done)
+        return NULL;
+    d->next++;
+    return d->dst.pixels;
+}
+
 tex_result
 tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN])
 {
-    pthread_once(&srgb_once, srgb_tables);
-    uint32_t   w = src->width > 1 ? src->width / 2 : 1, h = src->height > 1 ? src->height / 2 : 1;
-    uint32_t   nc = src->nchannels, W = src->width, H = src->height;
-    tex_result r = tex_image_alloc(dst, w, h, nc, src->type, err);
-    if (r != TEX_OK)
+    tex_downsampler *d;
+    dst->pixels = NULL;
+    tex_result r = tex_downsampler_new(src, &d, err);
+    if (r == TEX_OK)
+        r = tex_image_alloc(dst, d->dst.width, d->dst.height, src->nchannels, src->type, err);
+    if (r != TEX_OK) {
+        tex_downsampler_free(d);
         return r;
+    }
     dst->srgb = src->srgb;
-    if (src->type == TEX_TYPE_U8 && W == 2 * w && H == 2 * h) {
-        halve_u8(src, dst);
-        return TEX_OK;
+    size_t in_row = (size_t)src->width * src->nchannels * tex_type_size(src->type);
+    size_t out_row = (size_t)dst->width * dst->nchannels * tex_type_size(dst->type);
+    for (uint32_t y = 0, i = 0; y < src->height; y++) {
+        const void *done = tex_downsampler_push(d, (const char *)src->pixels + y * in_row);
+        if (done)
+            memcpy((char *)dst->pixels + (size_t)i++ * out_row, done, out_row);
     }
-    size_t  nout = (size_t)w * nc;
-    taps    tx, ty;
-    bool    tx_ok = taps_make(W, w, &tx), ty_ok = taps_make(H, h, &ty);
-    float  *line = malloc((size_t)W * nc * sizeof *line);
-    float  *row = malloc(2 * nout * sizeof *row); /* two source rows, resampled along x */
-    float  *out = malloc(nout * sizeof *out);
-    double *acc = malloc(nout * sizeof *acc);
-    if (!tx_ok || !ty_ok || !line || !row || !out || !acc) {
-        if (tx_ok)
-            taps_free(&tx);
-        if (ty_ok)
-            taps_free(&ty);
-        free(line), free(row), free(out), free(acc);
-        tex_image_free(dst);
-        snprintf(err, TEX_ERR_LEN, "out of memory building MIP levels");
-        return TEX_ERR_NOMEM;
-    }
-    float unorm[256];
-    for (int k = 0; k < 256; k++)
-        unorm[k] = (float)k / 255.0f;
-    tex_image alpha_view = *src, alpha_dst = *dst;
-    alpha_view.srgb = alpha_dst.srgb = false;
-    uint32_t held = UINT32_MAX; /* the source row in row[0 .. nout) */
-    for (uint32_t i = 0; i < h; i++) {
-        if (ty.halve) {
-            float *a = row, *b = row + nout;
-            row_linear(src, &alpha_view, unorm, 2 * i, line);
-            taps_row(&tx, line, a, w, nc);
-            row_linear(src, &alpha_view, unorm, 2 * i + 1, line);
-            taps_row(&tx, line, b, w, nc);
-            for (size_t k = 0; k < nout; k++)
-                out[k] = 0.5f * (a[k] + b[k]);
-        } else {
-            const double *wt = ty.weight + ty.start[i];
-            for (size_t k = 0; k < nout; k++)
-                acc[k] = 0;
-            for (uint32_t t = 0; t < ty.count[i]; t++) {
-                uint32_t y = ty.first[i] + t;
-                if (y != held) {
-                    row_linear(src, &alpha_view, unorm, y, line);
-                    taps_row(&tx, line, row, w, nc);
-                    held = y;
-                }
-                for (size_t k = 0; k < nout; k++)
-                    acc[k] += wt[t] * row[k];
-            }
-            for (size_t k = 0; k < nout; k++)
-                out[k] = (float)(acc[k] / ty.scale);
-        }
-        row_put(dst, &alpha_dst, i, out);
-    }
-    taps_free(&tx), taps_free(&ty);
-    free(line), free(row), free(out), free(acc);
+    tex_downsampler_free(d);
     return TEX_OK;
 }
 

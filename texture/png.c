@@ -29,7 +29,9 @@ typedef struct png_job {
     FILE       *f;
     png_structp png;
     png_infop   info;
-    tex_image   img;
+    tex_image   img;  /* the image, or with `rows` one row of it */
+    tex_rows_fn rows; /* tex_png_read_rows()'s consumer; NULL for a whole read */
+    void       *rows_ctx;
     bool        armed;                /* jmp is set: on_error() may longjmp() */
     tex_result  code;                 /* TEX_OK until something fails */
     char       *err;                  /* the caller's TEX_ERR_LEN bytes */
@@ -301,7 +303,9 @@ png_decode(png_job *job)
 
     int      channels = png_get_channels(png, info);
     tex_type type = png_get_bit_depth(png, info) == 16 ? TEX_TYPE_U16 : TEX_TYPE_U8;
-    job->code = tex_image_alloc(&job->img, width, height, (uint32_t)channels, type, job->err);
+    bool     row_at_a_time = job->rows && passes == 1;
+    job->code = tex_image_alloc(&job->img, width, row_at_a_time ? 1 : height, (uint32_t)channels,
+                                type, job->err);
     if (job->code != TEX_OK)
         return;
     job->img.srgb = true;
@@ -312,15 +316,31 @@ png_decode(png_job *job)
                  png_get_rowbytes(png, info), stride);
         return;
     }
-    /* Interlaced files: each pass fills in more of the same rows. */
-    for (int pass = 0; pass < passes; pass++)
-        for (png_uint_32 y = 0; y < height; y++)
-            png_read_row(png, (png_bytep)job->img.pixels + y * stride, NULL);
-    png_read_end(png, NULL); /* checks the rest of the file, up to IEND */
+    tex_image shape = job->img;
+    shape.height = height;
+    shape.pixels = NULL;
+    png_bytep pixels = job->img.pixels;
+    if (row_at_a_time) {
+        for (png_uint_32 y = 0; y < height && job->code == TEX_OK; y++) {
+            png_read_row(png, pixels, NULL);
+            job->code = job->rows(job->rows_ctx, &shape, y, pixels, job->err);
+        }
+    } else {
+        /* Interlaced files: each pass fills in more of the same rows. */
+        for (int pass = 0; pass < passes; pass++)
+            for (png_uint_32 y = 0; y < height; y++)
+                png_read_row(png, pixels + y * stride, NULL);
+        for (png_uint_32 y = 0; job->rows && y < height && job->code == TEX_OK; y++)
+            job->code = job->rows(job->rows_ctx, &shape, y, pixels + y * stride, job->err);
+    }
+    if (job->code == TEX_OK)
+        png_read_end(png, NULL); /* checks the rest of the file, up to IEND */
 }
 
-tex_result
-tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+/* tex_png_read() with rows NULL, tex_png_read_rows() with a consumer and
+ * out NULL. */
+static tex_result
+png_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, char err[TEX_ERR_LEN])
 {
     FILE      *f;
     tex_result r = tex__io_read_open(path, out, err, &f);
@@ -337,6 +357,8 @@ tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         return TEX_ERR_NOMEM;
     job->f = f;
     job->err = err;
+    job->rows = rows;
+    job->rows_ctx = rows_ctx;
     job->pos = 8; /* the signature */
     struct stat st;
     job->file_size =
@@ -352,6 +374,18 @@ tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
     r = tex__io_read_close(f, job->code, &job->img, out);
     free(job);
     return r;
+}
+
+tex_result
+tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+{
+    return png_read(path, NULL, NULL, out, err);
+}
+
+tex_result
+tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
+{
+    return png_read(path, fn, ctx, NULL, err);
 }
 
 /* ---- writing ---- */

@@ -61,6 +61,39 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 }
 
 tex_result
+tex_image_rows(const tex_image *img, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
+{
+    tex_image shape = *img;
+    shape.pixels = NULL;
+    size_t     stride = (size_t)img->width * img->nchannels * tex_type_size(img->type);
+    tex_result r = TEX_OK;
+    for (uint32_t y = 0; y < img->height && r == TEX_OK; y++)
+        r = fn(ctx, &shape, y, (const char *)img->pixels + y * stride, err);
+    return r;
+}
+
+tex_result
+tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
+{
+    tex_result r = TEX_OK;
+    tex_image  img;
+    switch (tex__sniff(path, err, &r)) {
+    case TEX__FORMAT_PNG:
+        return tex_png_read_rows(path, fn, ctx, err);
+    case TEX__FORMAT_JPEG:
+        return tex_jpeg_read_rows(path, fn, ctx, err);
+    case TEX__FORMAT_EXR:
+        r = tex_image_read(path, &img, err);
+        if (r == TEX_OK)
+            r = tex_image_rows(&img, fn, ctx, err);
+        tex_image_free(&img);
+        return r;
+    default:
+        return r;
+    }
+}
+
+tex_result
 tex_image_read_linear(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
     tex_image  img;

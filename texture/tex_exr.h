@@ -219,4 +219,24 @@ tex_result tex_exr_write_tiled(const char *path, const tex_image *levels, uint32
                                uint32_t tile_size, const tex_exr_attr *attrs, size_t nattrs,
                                char err[TEX_ERR_LEN]);
 
+/* tex_exr_write_tiled() a row of tiles at a time, for levels never whole
+ * in memory (tex_mip_chain_new()). begin: as tex_exr_write_tiled() with
+ * `shape` for level 0 (its pixels are not read); the file's tiles are
+ * stored in the order written (RANDOM_Y), so rows of different levels may
+ * interleave. put: the row of tiles of `level` starting at row y0 (a
+ * multiple of tile_size), `band` that level's width and tile_size rows
+ * (fewer at the bottom), level 0's type and channels; each row once.
+ * end: with ok and every tile written, renames the file into place;
+ * otherwise (ok false, a row missing: TEX_ERR_INVALID, an earlier put
+ * failed) removes it. end always frees w. Errors as for
+ * tex_exr_write_scanline(); after a failed put the others fail too. One
+ * thread per writer. */
+typedef struct tex_exr_tiled_writer tex_exr_tiled_writer;
+tex_result tex_exr_tiled_begin(const char *path, const tex_image *shape, uint32_t nlevels,
+                               uint32_t tile_size, const tex_exr_attr *attrs, size_t nattrs,
+                               tex_exr_tiled_writer **w, char err[TEX_ERR_LEN]);
+tex_result tex_exr_tiled_put(tex_exr_tiled_writer *w, uint32_t level, uint32_t y0,
+                             const tex_image *band, char err[TEX_ERR_LEN]);
+tex_result tex_exr_tiled_end(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN]);
+
 #endif

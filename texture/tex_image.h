@@ -124,6 +124,27 @@ tex_result tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb,
 /* Reads a PNG, JPEG or EXR (level 0, whole), whichever the file's first
  * bytes say it is. */
 tex_result tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+
+/* Rows of an image handed over as they are decoded, top to bottom: `fn`
+ * is called once per row, y = 0 first, with the image's shape (width,
+ * height, channels, type, srgb as tex_image_read() would give them;
+ * pixels NULL) and the row's width * nchannels samples, valid during the
+ * call. A result other than TEX_OK from fn stops the read, which returns
+ * it with err as fn wrote it. A file found damaged after some rows were
+ * given fails like any other: the caller drops what it took. */
+typedef tex_result (*tex_rows_fn)(void *ctx, const tex_image *shape, uint32_t y, const void *row,
+                                  char err[TEX_ERR_LEN]);
+
+/* tex_image_read() by rows: a PNG that is not interlaced and a baseline
+ * JPEG are never whole in memory (a row is); an interlaced PNG (Adam7's
+ * passes fill rows all over the image), a progressive JPEG (libjpeg keeps
+ * the whole image's coefficients) and an EXR are read whole first. */
+tex_result tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
+
+/* An image in memory handed to fn by rows, as tex_image_read_rows() would
+ * read it from a file. */
+tex_result tex_image_rows(const tex_image *img, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
+
 /* As tex_image_read(), converted to linear float (sRGB decoded, alpha as
  * stored): what image comparisons read. */
 tex_result tex_image_read_linear(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
@@ -139,6 +160,43 @@ uint32_t tex_mip_levels(uint32_t width, uint32_t height);
  * failure dst holds no pixels. */
 tex_result tex_image_downsample(const tex_image *src, tex_image *dst, char err[TEX_ERR_LEN]);
 
+/* tex_image_downsample() a row at a time: the source's rows go in top to
+ * bottom, and each row of the next level comes out as soon as the last
+ * source row it covers is in, the same bytes as the whole image's
+ * downsample. It holds a few rows, never an image. new: `shape` gives the
+ * source's width, height, channels, type and srgb (its pixels are not
+ * read); TEX_ERR_INVALID for an empty shape, TEX_ERR_NOMEM. push: takes
+ * the next source row (width * nchannels samples) and returns the output
+ * row it completes, valid until the next call, or NULL (at most one per
+ * row; rows past the last are ignored). One thread at a time. */
+typedef struct tex_downsampler tex_downsampler;
+tex_result                     tex_downsampler_new(const tex_image *shape, tex_downsampler **out,
+                                                   char err[TEX_ERR_LEN]);
+const void                    *tex_downsampler_push(tex_downsampler *d, const void *row);
+void                           tex_downsampler_free(tex_downsampler *d); /* NULL is a no-op */
+
+/* A whole MIP chain from level 0's rows, in bands: each level's rows are
+ * gathered into bands of `band_rows` (the last of a level may be shorter)
+ * and handed to `band` as they fill, level 0's as given and every other
+ * level's as the level above completes it. So an image of any size is
+ * MIP-mapped and written out (cut into tiles, say) holding about two bands
+ * per level and a few rows: a 16384x16384 16-bit RGBA texture in tens of
+ * megabytes, not the 2.7 GB of its levels. The band is valid only during
+ * the call (pixels: band->width * band->height samples, band->height <=
+ * band_rows); y0 is its first row in its level. A result other than TEX_OK
+ * from `band` stops the chain: push returns it, with err as `band` wrote
+ * it. new: `shape` as for tex_downsampler_new(), nlevels 1 to
+ * tex_mip_levels(), band_rows >= 1. */
+typedef tex_result (*tex_band_fn)(void *ctx, uint32_t level, uint32_t y0, const tex_image *band,
+                                  char err[TEX_ERR_LEN]);
+typedef struct tex_mip_chain tex_mip_chain;
+tex_result tex_mip_chain_new(const tex_image *shape, uint32_t nlevels, uint32_t band_rows,
+                             tex_band_fn band, void *ctx, tex_mip_chain **out,
+                             char err[TEX_ERR_LEN]);
+/* Level 0's next row (rows past the last are ignored). */
+tex_result tex_mip_chain_push(tex_mip_chain *c, const void *row, char err[TEX_ERR_LEN]);
+void       tex_mip_chain_free(tex_mip_chain *c); /* NULL is a no-op */
+
 /* ---- PNG (libpng) ---- */
 
 /* Reads any PNG: 1, 2, 4, 8 and 16 bits; grey, grey+alpha, RGB, RGBA and
@@ -153,6 +211,8 @@ tex_result tex_image_downsample(const tex_image *src, tex_image *dst, char err[T
  * ancillary chunk only drops that chunk. Prints nothing, warnings
  * included; calls may run on many threads at once. */
 tex_result tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+/* tex_png_read() by rows (tex_image_read_rows()). */
+tex_result tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
 
 /* The most tex_png_read() allocates for one ancillary chunk (text, iCCP,
  * EXIF; compressed ones once inflated): a larger one is skipped. A chunk
@@ -179,5 +239,7 @@ tex_result tex_png_write(const char *path, const tex_image *img, char err[TEX_ER
  * of JPEG file"). On failure out->pixels is NULL. Prints nothing; calls
  * may run on many threads at once. */
 tex_result tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
+/* tex_jpeg_read() by rows (tex_image_read_rows()). */
+tex_result tex_jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
 
 #endif

@@ -9,7 +9,8 @@
 
 #include <stdio.h>
 
-/* The start of every tex_*_read(): clears *out and err, then opens `path`
+/* The start of every tex_*_read(): clears *out (unless out is NULL: a read
+ * by rows) and err, then opens `path`
  * for reading. On TEX_OK *f is the stream, yours: close it with
  * tex__io_read_close() or fclose(). Otherwise *f is NULL and err says why:
  * a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot be
@@ -25,7 +26,8 @@ void *tex__io_read_state(size_t size, FILE *f, char err[TEX_ERR_LEN]);
 
 /* The end of every tex_*_read() that opened f: closes f and hands the
  * decoded image over. On code == TEX_OK *out takes *img (the pixels are the
- * caller's now); otherwise img's pixels are freed and *out stays as
+ * caller's now); otherwise, or when out is NULL (a read by rows, whose
+ * img is its row buffer), img's pixels are freed and *out stays as
  * tex__io_read_open() left it. Returns code. */
 tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out);
 

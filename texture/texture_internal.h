@@ -122,10 +122,12 @@ struct tex_system {
     int              spill_fd;
     _Atomic uint64_t spill_size;
 
-    /* Whole images being decoded (a PNG, a JPEG, a scanline EXR, with
-     * their MIP levels): each holds its full size in memory outside the
-     * tile cache's cap, so at most max_decoding at once, the machine's
-     * CPUs, not one per worker: peak memory does not grow with -t. */
+    /* Images being decoded and spilled (a PNG, a JPEG, a scanline EXR):
+     * each holds memory outside the tile cache's cap (a few rows of
+     * tiles per level; the whole image for an interlaced PNG, a
+     * progressive JPEG or a scanline EXR), so at most max_decoding at
+     * once, the machine's CPUs, not one per worker: peak memory does not
+     * grow with -t. */
     pthread_mutex_t decode_lock; /* guards decoding; taken under a file's lock, alone */
     pthread_cond_t  decode_free;
     unsigned        decoding, max_decoding;

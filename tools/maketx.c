@@ -4,7 +4,8 @@
  * Colour data stays linear: 8- and 16-bit sources are decoded from sRGB
  * (unless --raw, for data such as normal maps) and stored as half floats
  * (or floats with --float). Each level is filtered from the one above by
- * exact area coverage (tex_image_downsample), not point-sampled. */
+ * exact area coverage (tex_image_downsample's, row by row: tex_mip_chain),
+ * not point-sampled. */
 #include "tex_exr.h"
 #include "tex_image.h"
 
@@ -31,24 +32,62 @@ fail(const char *path, const char *err)
     return 1;
 }
 
-/* The full MIP chain of img (taken over), or an error. */
+/* A texture made as its source is read: each row converted, level 0 and
+ * every level below it built by a MIP chain and written a row of tiles at
+ * a time, so that no level is ever whole in memory (a 16384x16384 PNG
+ * took 3.15 GB when it was). */
+typedef struct maketx_job {
+    const char           *in, *out;
+    uint32_t              tile;
+    bool                  raw;
+    tex_type              type; /* HALF or FLOAT */
+    tex_exr_tiled_writer *writer;
+    tex_mip_chain        *chain;
+    bool                  write_failed; /* err names the output, not the input */
+} maketx_job;
+
 static tex_result
-pyramid(tex_image *img, tex_image **levels, uint32_t *nlevels, char err[TEX_ERR_LEN])
+band_write(void *ctx, uint32_t level, uint32_t y0, const tex_image *band, char err[TEX_ERR_LEN])
 {
-    *nlevels = tex_mip_levels(img->width, img->height);
-    *levels = calloc(*nlevels, sizeof **levels);
-    if (!*levels) {
-        tex_image_free(img);
-        snprintf(err, TEX_ERR_LEN, "out of memory");
-        return TEX_ERR_NOMEM;
-    }
-    (*levels)[0] = *img;
-    for (uint32_t l = 1; l < *nlevels; l++) {
-        tex_result r = tex_image_downsample(&(*levels)[l - 1], &(*levels)[l], err);
-        if (r != TEX_OK)
-            return r;
-    }
-    return TEX_OK;
+    maketx_job *j = ctx;
+    tex_result  r = tex_exr_tiled_put(j->writer, level, y0, band, err);
+    j->write_failed = r != TEX_OK;
+    return r;
+}
+
+/* At the first row: the output's shape, the file and the chain. */
+static tex_result
+job_begin(maketx_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
+{
+    tex_image lin = *shape;
+    lin.type = j->type;
+    lin.srgb = false;
+    uint32_t     nlevels = tex_mip_levels(shape->width, shape->height);
+    tex_exr_attr attrs[] = {{.name = "rt:maketx_source", .is_string = true, .s = j->in}};
+    tex_result   r = tex_exr_tiled_begin(j->out, &lin, nlevels, j->tile, attrs, 1, &j->writer, err);
+    j->write_failed = r != TEX_OK;
+    if (r == TEX_OK)
+        r = tex_mip_chain_new(&lin, nlevels, j->tile, band_write, j, &j->chain, err);
+    return r;
+}
+
+static tex_result
+row_take(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+{
+    maketx_job *j = ctx;
+    tex_result  r = y == 0 ? job_begin(j, shape, err) : TEX_OK;
+    if (r != TEX_OK)
+        return r;
+    tex_image src = *shape, lin;
+    src.height = 1;
+    src.pixels = (void *)row;
+    if (j->raw)
+        src.srgb = false;
+    r = tex_image_convert(&src, j->type, false, &lin, err);
+    if (r == TEX_OK)
+        r = tex_mip_chain_push(j->chain, lin.pixels, err);
+    tex_image_free(&lin);
+    return r;
 }
 
 int
@@ -94,29 +133,24 @@ main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    const char *in = argv[optind];
-    char        err[TEX_ERR_LEN];
-    tex_image   src, lin;
-    if (tex_image_read(in, &src, err) != TEX_OK)
-        return fail(in, err);
-    if (raw)
-        src.srgb = false;
-    tex_result r =
-        tex_image_convert(&src, as_float ? TEX_TYPE_FLOAT : TEX_TYPE_HALF, false, &lin, err);
-    tex_image_free(&src);
-    if (r != TEX_OK)
-        return fail(in, err);
-    tex_image *levels = NULL;
-    uint32_t   nlevels = 0;
-    r = pyramid(&lin, &levels, &nlevels, err);
-    if (r == TEX_OK) {
-        tex_exr_attr attrs[] = {{.name = "rt:maketx_source", .is_string = true, .s = in}};
-        r = tex_exr_write_tiled(out, levels, nlevels, (uint32_t)tile, attrs, 1, err);
+    maketx_job j = {.in = argv[optind],
+                    .out = out,
+                    .tile = (uint32_t)tile,
+                    .raw = raw,
+                    .type = as_float ? TEX_TYPE_FLOAT : TEX_TYPE_HALF};
+    char       err[TEX_ERR_LEN];
+    tex_result r = tex_image_read_rows(j.in, row_take, &j, err);
+    tex_mip_chain_free(j.chain);
+    if (j.writer) {
+        char       end_err[TEX_ERR_LEN];
+        tex_result end = tex_exr_tiled_end(j.writer, r == TEX_OK, end_err);
+        if (r == TEX_OK && end != TEX_OK) {
+            r = end;
+            j.write_failed = true;
+            memcpy(err, end_err, sizeof err);
+        }
     }
-    for (uint32_t l = 0; levels && l < nlevels; l++)
-        tex_image_free(&levels[l]);
-    free(levels);
     if (r != TEX_OK)
-        return fail(r == TEX_ERR_WRITE ? out : in, err);
+        return fail(j.write_failed ? out : j.in, err);
     return 0;
 }

@@ -3,27 +3,37 @@
  * four octaves, rings), so every MIP level differs from the next and a
  * filter that picks the wrong texel shows. Deterministic for a seed.
  * With --constant V instead: DIR/constant.exr, SIZE x SIZE/2 float RGB of
- * value V everywhere (a uniform environment for white-furnace tests). */
+ * value V everywhere (a uniform environment for white-furnace tests).
+ * With --huge BITS: DIR/hugeBITS.png, the largest texture the texture
+ * system takes (16384 x 16384 RGB, 8 or 16 bits a sample: 0.8 or 1.6 GB
+ * decoded) in a file of a few MB, written a row at a time: what tests of
+ * memory use read. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "procgen.h"
 #include "tex_exr.h"
 #include "tex_image.h"
 
+#include <png.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+enum { TEX_HUGE_SIDE = 16384 };
+
 static void
 usage(FILE *f)
 {
-    fputs("usage: texgen [--count N] [--size S] [--seed K] [--constant V] DIR\n"
+    fputs("usage: texgen [--count N] [--size S] [--seed K] [--constant V | --huge BITS] DIR\n"
           "  --count N   textures to write, 1..100 (default 16)\n"
           "  --constant V  write DIR/constant.exr instead: float RGB, V everywhere\n"
+          "  --huge BITS   write DIR/hugeBITS.png instead: 16384x16384 RGB, 8 or 16 bits\n"
           "  --size S    edge in pixels, 16..8192 (default 1024)\n"
           "  --seed K    variant (default 1)\n",
           f);
@@ -73,16 +83,75 @@ write_constant(const char *dir, uint32_t size, float v)
     return 0;
 }
 
+/* A row of the huge texture's band b (1024 rows each): ramps and steps
+ * along x that differ per band and channel, so that every MIP level
+ * differs from the next, yet rows repeat and compress to almost nothing
+ * (PNG's "up" filter makes a repeated row zeros). */
+static void
+huge_row(uint32_t band, int bits, unsigned char *row)
+{
+    uint32_t max = (1u << bits) - 1;
+    for (uint32_t x = 0; x < TEX_HUGE_SIDE; x++)
+        for (uint32_t c = 0; c < 3; c++) {
+            uint32_t v = (x % 1024) * 64 + ((x / 1024 + band + c) % 4) * 4096 + band * 1024 * c;
+            v = (uint32_t)((uint64_t)(v % 65536) * max / 65535);
+            size_t at = (size_t)x * 3 + c;
+            if (bits == 16)
+                row[2 * at] = (unsigned char)(v >> 8), row[2 * at + 1] = (unsigned char)v;
+            else
+                row[at] = (unsigned char)v;
+        }
+}
+
+static int
+write_huge(const char *dir, int bits)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/huge%d.png", dir, bits);
+    FILE          *f = fopen(path, "wb");
+    unsigned char *row = malloc((size_t)TEX_HUGE_SIDE * 3 * (size_t)(bits / 8));
+    png_structp png = f ? png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL) : NULL;
+    png_infop   info = png ? png_create_info_struct(png) : NULL;
+    int         rc = 1;
+    if (!row || !info || setjmp(png_jmpbuf(png))) /* libpng printed its reason */
+        goto out;
+    png_init_io(png, f);
+    png_set_IHDR(png, info, TEX_HUGE_SIDE, TEX_HUGE_SIDE, bits, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_filter(png, 0, PNG_FILTER_UP);
+    png_set_compression_level(png, 1);
+    png_write_info(png, info);
+    for (uint32_t y = 0; y < TEX_HUGE_SIDE; y++) {
+        if (y % 1024 == 0)
+            huge_row(y / 1024, bits, row);
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    rc = fflush(f) == 0 && !ferror(f) ? 0 : 1;
+out:
+    if (rc)
+        fprintf(stderr, "texgen: %s: cannot write%s%s\n", path, f ? "" : ": ",
+                f ? "" : strerror(errno));
+    png_destroy_write_struct(&png, &info);
+    if (f && fclose(f) != 0)
+        rc = 1;
+    free(row);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"count", required_argument, NULL, 'n'}, {"size", required_argument, NULL, 's'},
-        {"seed", required_argument, NULL, 'k'},  {"constant", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
-    long   count = 16, size = 1024, seed = 1;
-    double constant = -1;
-    int    c;
+    static const struct option longopts[] = {{"count", required_argument, NULL, 'n'},
+                                             {"size", required_argument, NULL, 's'},
+                                             {"seed", required_argument, NULL, 'k'},
+                                             {"constant", required_argument, NULL, 'c'},
+                                             {"huge", required_argument, NULL, 'H'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    long                       count = 16, size = 1024, seed = 1, huge = 0;
+    double                     constant = -1;
+    int                        c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
@@ -99,6 +168,13 @@ main(int argc, char **argv)
             constant = strtod(optarg, &end);
             if (!(constant >= 0) || *end) {
                 fprintf(stderr, "texgen: --constant: '%s' is not a value >= 0\n", optarg);
+                return 2;
+            }
+            break;
+        case 'H':
+            huge = strtol(optarg, &end, 10);
+            if (*end || (huge != 8 && huge != 16)) {
+                fprintf(stderr, "texgen: --huge: '%s' is not 8 or 16\n", optarg);
                 return 2;
             }
             break;
@@ -125,6 +201,8 @@ main(int argc, char **argv)
     }
     if (constant >= 0)
         return write_constant(dir, (uint32_t)size, (float)constant);
+    if (huge)
+        return write_huge(dir, (int)huge);
     for (long i = 0; i < count; i++) {
         char      err[TEX_ERR_LEN], path[4096];
         tex_image img;

@@ -56,6 +56,7 @@ round_trip(int ncomp, J_COLOR_SPACE stored, bool progressive)
             RT_CHECK_FAIL_("%ux%u %s: sample %zu is %d, not %d (error %d > %d)", w, h,
                            progressive ? "progressive" : "baseline", at, got[at], want[at], worst,
                            TOLERANCE);
+        tex_test_rows_check(tex_jpeg_read_rows, path, &img); /* row by row: the same */
         tex_image_free(&img);
         free(want);
     }

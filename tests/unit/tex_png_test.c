@@ -202,6 +202,7 @@ spec_check(png_spec *s, uint64_t seed)
                     i / (size_t)nch, got, want[i]);
     }
     CHECK_EQ_INT(bad, 0);
+    tex_test_rows_check(tex_png_read_rows, path, &img); /* row by row: the same */
     tex_image_free(&img);
     free(samples);
     free(want);
@@ -810,7 +811,56 @@ case_pngsuite_same(const char *arg)
     free(files);
 }
 
+static uint32_t rows_seen;
+
+static tex_result
+rows_stop_at_5(void *ctx, const tex_image *shape, uint32_t y, const void *row,
+               char err[TEX_ERR_LEN])
+{
+    (void)ctx, (void)shape, (void)row;
+    rows_seen++;
+    if (y < 5)
+        return TEX_OK;
+    snprintf(err, TEX_ERR_LEN, "stopped at row %u", y);
+    return TEX_ERR_WRITE;
+}
+
+/* By rows: the consumer's failure stops the read at once and is what it
+ * returns; a file cut short fails as a whole read does, after the rows it
+ * had (the caller drops them). */
+static void
+case_rows_stop(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, 200, 200, 3, TEX_TYPE_U8, err) == TEX_OK);
+    uint64_t seed = 7; /* noise: the data does not compress, and spans many IDAT chunks */
+    for (size_t i = 0; i < tex_image_bytes(&img); i++)
+        ((uint8_t *)img.pixels)[i] = (uint8_t)(tex_test_rand(&seed) >> 56);
+    const char *path = tex_test_path("rows.png");
+    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+    tex_image_free(&img);
+
+    rows_seen = 0;
+    CHECK_EQ_INT(tex_png_read_rows(path, rows_stop_at_5, NULL, err), TEX_ERR_WRITE);
+    CHECK_EQ_INT(rows_seen, 6);
+    CHECK(strcmp(err, "stopped at row 5") == 0);
+
+    size_t         n;
+    unsigned char *bytes = tex_test_file_read(path, &n);
+    const char    *cut = tex_test_path("rows_cut.png");
+    tex_test_file_write(cut, bytes, n / 2);
+    free(bytes);
+    tex_test_rows_ g = {0};
+    CHECK_EQ_INT(tex_png_read_rows(cut, tex_test_rows_take_, &g, err), TEX_ERR_CORRUPT);
+    CHECK_CONTAINS(err, "truncated");
+    CHECK(g.next > 0 && g.next < 200); /* some rows, not all */
+    tex_image_free(&g.img);
+}
+
 static const rt_test_case cases[] = {
+    {"rows_stop", case_rows_stop},
     {"grey", case_grey},
     {"grey_alpha", case_grey_alpha},
     {"rgb", case_rgb},

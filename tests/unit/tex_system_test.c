@@ -820,6 +820,50 @@ ref_downsample(const tex_image *src, tex_image *dst)
     tex_image_free(&lin), tex_image_free(&rows), tex_image_free(&out);
 }
 
+/* Random samples of img's type: any byte pattern for the integer types,
+ * finite values of both signs for HALF and FLOAT. */
+static void
+noise_fill(tex_image *img, uint64_t *x)
+{
+    size_t n = (size_t)img->width * img->height * img->nchannels;
+    for (size_t i = 0; i < n; i++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        if (img->type == TEX_TYPE_U8)
+            ((uint8_t *)img->pixels)[i] = (uint8_t)*x;
+        else if (img->type == TEX_TYPE_U16)
+            ((uint16_t *)img->pixels)[i] = (uint16_t)*x;
+        else if (img->type == TEX_TYPE_HALF)
+            ((uint16_t *)img->pixels)[i] = (uint16_t)(*x & 0xbbff);
+        else
+            ((float *)img->pixels)[i] = (float)((int64_t)(*x >> 11) - (1LL << 52)) * 0x1p-40f;
+    }
+}
+
+/* levels[0] = *src (a copy of its pixels), each next one downsampled. */
+static tex_image *
+pyramid_make(const tex_image *src, uint32_t *nlevels)
+{
+    char err[TEX_ERR_LEN];
+    *nlevels = tex_mip_levels(src->width, src->height);
+    tex_image *levels = calloc(*nlevels, sizeof *levels);
+    REQUIRE(levels);
+    REQUIRE(tex_image_alloc(&levels[0], src->width, src->height, src->nchannels, src->type, err) ==
+            TEX_OK);
+    memcpy(levels[0].pixels, src->pixels, tex_image_bytes(src));
+    levels[0].srgb = src->srgb;
+    for (uint32_t l = 1; l < *nlevels; l++)
+        REQUIRE(tex_image_downsample(&levels[l - 1], &levels[l], err) == TEX_OK);
+    return levels;
+}
+
+static void
+pyramid_free(tex_image *levels, uint32_t nlevels)
+{
+    for (uint32_t l = 0; l < nlevels; l++)
+        tex_image_free(&levels[l]);
+    free(levels);
+}
+
 /* tex_image_downsample() gives the reference's bytes for every sample type,
  * sRGB or not, every channel count, and sides even, odd and 1: a MIP level
  * must not change with how it is computed. */
@@ -843,19 +887,7 @@ case_downsample_reference(const char *arg)
                 REQUIRE(tex_image_alloc(&src, sizes[z][0], sizes[z][1], nc, kinds[k].type, err) ==
                         TEX_OK);
                 src.srgb = kinds[k].srgb;
-                size_t n = (size_t)sizes[z][0] * sizes[z][1] * nc;
-                for (size_t i = 0; i < n; i++) {
-                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                    if (src.type == TEX_TYPE_U8)
-                        ((uint8_t *)src.pixels)[i] = (uint8_t)x;
-                    else if (src.type == TEX_TYPE_U16)
-                        ((uint16_t *)src.pixels)[i] = (uint16_t)x;
-                    else if (src.type == TEX_TYPE_HALF) /* finite halves, signs both ways */
-                        ((uint16_t *)src.pixels)[i] = (uint16_t)(x & 0xbbff);
-                    else
-                        ((float *)src.pixels)[i] =
-                            (float)((int64_t)(x >> 11) - (1LL << 52)) * 0x1p-40f;
-                }
+                noise_fill(&src, &x);
                 REQUIRE(tex_image_downsample(&src, &got, err) == TEX_OK);
                 ref_downsample(&src, &want);
                 CHECK_EQ_INT(got.width, want.width);
@@ -867,6 +899,205 @@ case_downsample_reference(const char *arg)
                                    sizes[z][1]);
                 tex_image_free(&src), tex_image_free(&got), tex_image_free(&want);
             }
+}
+
+/* What a MIP chain handed over: each level put together from its bands. */
+typedef struct chain_got {
+    tex_image *levels; /* shaped as the pyramid's */
+    uint32_t   nlevels, band_rows;
+    uint32_t  *next; /* per level, the row the next band must start at */
+    int        bad_bands;
+    uint32_t   fail_level; /* a band of this level fails (UINT32_MAX: none) */
+} chain_got;
+
+static tex_result
+chain_take(void *ctx, uint32_t level, uint32_t y0, const tex_image *band, char err[TEX_ERR_LEN])
+{
+    chain_got *g = ctx;
+    if (level == g->fail_level) {
+        snprintf(err, TEX_ERR_LEN, "no room for level %u", level);
+        return TEX_ERR_WRITE;
+    }
+    REQUIRE(level < g->nlevels);
+    tex_image *lv = &g->levels[level];
+    uint32_t   want_rows = lv->height - y0 < g->band_rows ? lv->height - y0 : g->band_rows;
+    if (y0 != g->next[level] || band->width != lv->width || band->height != want_rows ||
+        band->type != lv->type || band->nchannels != lv->nchannels || band->srgb != lv->srgb) {
+        g->bad_bands++;
+        return TEX_OK;
+    }
+    size_t row = (size_t)lv->width * lv->nchannels * tex_type_size(lv->type);
+    memcpy((char *)lv->pixels + y0 * row, band->pixels, band->height * row);
+    g->next[level] += band->height;
+    return TEX_OK;
+}
+
+/* A MIP chain fed level 0's rows hands over, band by band and in order,
+ * the bytes of the pyramid made whole by tex_image_downsample(): odd
+ * sides, every type, bands of 1 row to more than the image. And a band
+ * that fails stops the chain with its error. */
+static void
+case_mip_chain(const char *arg)
+{
+    (void)arg;
+    static const struct {
+        uint32_t w, h, nc;
+        tex_type type;
+        bool     srgb;
+        uint32_t band;
+    } kinds[] = {{149, 97, 3, TEX_TYPE_U8, true, 64},    {64, 64, 4, TEX_TYPE_U8, true, 1},
+                 {1, 37, 1, TEX_TYPE_U16, false, 5},     {300, 7, 2, TEX_TYPE_HALF, false, 3},
+                 {33, 65, 4, TEX_TYPE_FLOAT, false, 16}, {16, 16, 3, TEX_TYPE_U16, true, 100}};
+    char     err[TEX_ERR_LEN];
+    uint64_t x = 12345;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        tex_image src;
+        REQUIRE(tex_image_alloc(&src, kinds[k].w, kinds[k].h, kinds[k].nc, kinds[k].type, err) ==
+                TEX_OK);
+        src.srgb = kinds[k].srgb;
+        noise_fill(&src, &x);
+        uint32_t   nlevels;
+        tex_image *want = pyramid_make(&src, &nlevels);
+        chain_got  g = {.nlevels = nlevels,
+                        .band_rows = kinds[k].band,
+                        .levels = calloc(nlevels, sizeof *g.levels),
+                        .next = calloc(nlevels, sizeof *g.next),
+                        .fail_level = UINT32_MAX};
+        REQUIRE(g.levels && g.next);
+        for (uint32_t l = 0; l < nlevels; l++) {
+            REQUIRE(tex_image_alloc(&g.levels[l], want[l].width, want[l].height, src.nchannels,
+                                    src.type, err) == TEX_OK);
+            g.levels[l].srgb = src.srgb;
+        }
+        tex_mip_chain *c;
+        REQUIRE(tex_mip_chain_new(&src, nlevels, kinds[k].band, chain_take, &g, &c, err) == TEX_OK);
+        size_t row = (size_t)src.width * src.nchannels * tex_type_size(src.type);
+        for (uint32_t y = 0; y < src.height; y++)
+            CHECK_EQ_INT(tex_mip_chain_push(c, (char *)src.pixels + y * row, err), TEX_OK);
+        tex_mip_chain_free(c);
+        CHECK_EQ_INT(g.bad_bands, 0);
+        for (uint32_t l = 0; l < nlevels; l++) {
+            CHECK_EQ_INT(g.next[l], want[l].height);
+            if (memcmp(g.levels[l].pixels, want[l].pixels, tex_image_bytes(&want[l])) != 0)
+                RT_CHECK_FAIL_("%ux%u type %d, bands of %u: level %u differs", src.width,
+                               src.height, (int)src.type, kinds[k].band, l);
+        }
+        if (nlevels > 2) { /* the band of level 2 fails: so does the push that made it */
+            memset(g.next, 0, nlevels * sizeof *g.next);
+            g.fail_level = 2;
+            REQUIRE(tex_mip_chain_new(&src, nlevels, kinds[k].band, chain_take, &g, &c, err) ==
+                    TEX_OK);
+            tex_result r = TEX_OK;
+            for (uint32_t y = 0; y < src.height && r == TEX_OK; y++)
+                r = tex_mip_chain_push(c, (char *)src.pixels + y * row, err);
+            CHECK_EQ_INT(r, TEX_ERR_WRITE);
+            CHECK(strcmp(err, "no room for level 2") == 0);
+            tex_mip_chain_free(c);
+        }
+        pyramid_free(g.levels, nlevels);
+        pyramid_free(want, nlevels);
+        free(g.next);
+        tex_image_free(&src);
+    }
+    tex_image      shape = {.width = 8, .height = 8, .nchannels = 3, .type = TEX_TYPE_U8};
+    tex_mip_chain *c;
+    CHECK_EQ_INT(tex_mip_chain_new(&shape, 5, 4, chain_take, NULL, &c, err), TEX_ERR_INVALID);
+    CHECK_EQ_INT(tex_mip_chain_new(&shape, 4, 0, chain_take, NULL, &c, err), TEX_ERR_INVALID);
+}
+
+static unsigned
+noise_u8(uint32_t x, uint32_t y, uint32_t c)
+{
+    uint64_t v = ((uint64_t)x * 73856093u) ^ ((uint64_t)y * 19349663u) ^ ((uint64_t)c * 83492791u);
+    v *= 0x9E3779B97F4A7C15ULL;
+    return (unsigned)(v >> 56);
+}
+
+/* maketx writes, level by level, the bytes of the pyramid made whole from
+ * the PNG (converted to linear half or float, then downsampled), though
+ * it never holds a level whole. */
+static void
+case_maketx_levels(const char *arg)
+{
+    (void)arg;
+    ustr png = png_make("levels.png", 150, 97, 3, noise_u8);
+    char err[TEX_ERR_LEN];
+    for (int as_float = 0; as_float < 2; as_float++) {
+        char exr[512], cmd[1200];
+        snprintf(exr, sizeof exr, "%s/levels%d.exr", dir, as_float);
+        snprintf(cmd, sizeof cmd, "'%s' --tile %d %s -o '%s' '%s'", MAKETX, as_float ? 32 : 16,
+                 as_float ? "--float" : "", exr, png);
+        REQUIRE(system(cmd) == 0);
+        tex_image src, lin;
+        REQUIRE(tex_image_read(png, &src, err) == TEX_OK);
+        REQUIRE(tex_image_convert(&src, as_float ? TEX_TYPE_FLOAT : TEX_TYPE_HALF, false, &lin,
+                                  err) == TEX_OK);
+        uint32_t     nlevels;
+        tex_image   *want = pyramid_make(&lin, &nlevels);
+        tex_exr     *f;
+        tex_exr_info info;
+        REQUIRE(tex_exr_open(exr, &f, &info, err) == TEX_OK);
+        CHECK_EQ_INT(info.nlevels, nlevels);
+        for (uint32_t l = 0; l < nlevels && l < info.nlevels; l++) {
+            tex_image got;
+            REQUIRE(tex_exr_read_image(f, l, &got, err) == TEX_OK);
+            CHECK_EQ_INT(got.width, want[l].width);
+            CHECK_EQ_INT(got.height, want[l].height);
+            if (tex_image_bytes(&got) != tex_image_bytes(&want[l]) ||
+                memcmp(got.pixels, want[l].pixels, tex_image_bytes(&got)) != 0)
+                RT_CHECK_FAIL_("%s: level %u differs from the pyramid", exr, l);
+            tex_image_free(&got);
+        }
+        tex_exr_close(f);
+        pyramid_free(want, nlevels);
+        tex_image_free(&src), tex_image_free(&lin);
+    }
+}
+
+/* The texture system's spilled tiles hold, at every level, the pyramid of
+ * the PNG made whole: each texel of each level, looked up with the
+ * closest filter at that level's footprint, sRGB-decoded or raw. */
+static void
+case_spill_levels(const char *arg)
+{
+    (void)arg;
+    ustr        png = png_make("spill_levels.png", 150, 97, 3, noise_u8);
+    char        err[TEX_ERR_LEN];
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+    for (int raw = 0; raw < 2; raw++) {
+        tex_image src;
+        REQUIRE(tex_image_read(png, &src, err) == TEX_OK);
+        src.srgb = !raw;
+        uint32_t   nlevels;
+        tex_image *want = pyramid_make(&src, &nlevels);
+        int        bad = 0;
+        for (uint32_t l = 0; l < nlevels; l++) {
+            const tex_image *lv = &want[l];
+            float            side = (float)(1u << l);
+            tex_derivs       d = {.dsdx = side / 150, .dtdy = side / 97};
+            tex_opts         o = {.filter = TEX_FILTER_CLOSEST, .raw = raw};
+            for (uint32_t y = 0; y < lv->height; y++)
+                for (uint32_t x = 0; x < lv->width; x++) {
+                    float rgba[4];
+                    CHECK_EQ_INT(tex_lookup(ts, tc, png, (x + 0.5f) / lv->width,
+                                            (y + 0.5f) / lv->height, &d, &o, rgba),
+                                 TEX_OK);
+                    for (uint32_t c = 0; c < 3; c++) {
+                        float v =
+                            ((const uint8_t *)lv->pixels)[((size_t)y * lv->width + x) * 3 + c] /
+                            255.0f;
+                        if (!NEAR(rgba[c], raw ? v : tex_srgb_to_linear(v)) && bad++ < 5)
+                            RT_CHECK_FAIL_("raw %d level %u texel (%u, %u) channel %u: %.7f", raw,
+                                           l, x, y, c, rgba[c]);
+                    }
+                }
+        }
+        pyramid_free(want, nlevels);
+        tex_image_free(&src);
+    }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
 }
 
 static int open_reports;
@@ -1142,6 +1373,9 @@ main(int argc, char **argv)
         {"constant", case_constant},
         {"flood", case_flood},
         {"tile_edges", case_tile_edges},
+        {"mip_chain", case_mip_chain},
+        {"maketx_levels", case_maketx_levels},
+        {"spill_levels", case_spill_levels},
         {NULL, NULL},
     };
     dir = tex_test_dir();
