@@ -15,7 +15,13 @@ rt__view_setup(const rt_options *o, const rt_scene *s, rt__view *v)
                                 : v3_load(s->camera.forward);
     if (v3_dot(v->forward, v->forward) == 0) /* --look-at the scene's camera itself */
         v->forward = v3_load(s->camera.forward);
-    v3 up = v3_load(s->camera.up);
+    /* Up: the scene camera's, but where --look-at turns the automatic one
+     * (which looks down on the scene) the world's, so that the view stays
+     * level. */
+    v3 up = s->camera.from_file || !o->has_look_at ? v3_load(s->camera.up)
+            : o->up == RT_UP_Z                     ? (v3){0, 0, 1}
+            : o->up == RT_UP_X                     ? (v3){1, 0, 0}
+                                                   : (v3){0, 1, 0};
     v->right = v3_norm(v3_cross(v->forward, up));
     if (v3_dot(v->right, v->right) < 0.5f) /* looking along up: pick another */
         v->right = v3_norm(v3_cross(v->forward, (v3){0, 0, 1}));

@@ -340,6 +340,7 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);
         return false;
     }
+    rt_scene_frame(u->scene, o->up, o->view); /* --up, --view: the automatic camera */
     u->stats->load_secs = rt_now() - t0;
     /* From here on, decoded images (megabytes each, freed once their tiles
      * are cut) go straight back to the system. glibc's default raises its

@@ -68,10 +68,16 @@ rt_options_usage(FILE *f)
           "                          lights and the environment (default mis)\n"
           "      --max-memory-mb N   texture cache size in MiB (default 1024)\n"
           "      --camera-pos X,Y,Z  camera position (default: the scene's camera, else\n"
-          "                          framed on the bounding box)\n"
+          "                          framed automatically: see --view)\n"
           "      --look-at X,Y,Z     point the camera looks at (default: as above)\n"
           "      --fov DEGREES       vertical field of view, 0 < fov < 180 (default: as\n"
           "                          above)\n"
+          "      --up AXIS           x, y or z: the world's up for the automatic camera\n"
+          "                          (default y, glTF's; Z-up OBJ/PLY exports need z)\n"
+          "      --view V            auto, front, back, left, right, top or bottom: the\n"
+          "                          automatic camera's view (default auto: the scene's\n"
+          "                          camera, else three-quarter from the front right and\n"
+          "                          above); another view replaces the scene's camera\n"
           "      --exposure STOPS    exposure applied to PNG output (default 0)\n"
           "      --exr-compression C zip, none, rle, zips or piz: how an EXR image is\n"
           "                          compressed, all lossless (default zip; none writes\n"
@@ -148,6 +154,19 @@ const char *
 rt_open_mode_name(rt_open_mode m)
 {
     return m == RT_OPEN_LAZY ? "lazy" : "upfront";
+}
+
+const char *
+rt_up_axis_name(rt_up_axis a)
+{
+    return a == RT_UP_Z ? "z" : a == RT_UP_X ? "x" : "y";
+}
+
+const char *
+rt_view_name(rt_view v)
+{
+    static const char *const names[] = {"auto", "front", "back", "left", "right", "top", "bottom"};
+    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "auto";
 }
 
 const char *
@@ -261,6 +280,8 @@ enum {
     OPT_MAX_MEMORY,
     OPT_CAMERA_POS,
     OPT_LOOK_AT,
+    OPT_UP,
+    OPT_VIEW,
     OPT_FOV,
     OPT_EXPOSURE,
     OPT_EXR_COMPRESSION,
@@ -292,6 +313,8 @@ static const struct option longopts[] = {
     {"max-memory-mb", required_argument, NULL, OPT_MAX_MEMORY},
     {"camera-pos", required_argument, NULL, OPT_CAMERA_POS},
     {"look-at", required_argument, NULL, OPT_LOOK_AT},
+    {"up", required_argument, NULL, OPT_UP},
+    {"view", required_argument, NULL, OPT_VIEW},
     {"fov", required_argument, NULL, OPT_FOV},
     {"exposure", required_argument, NULL, OPT_EXPOSURE},
     {"exr-compression", required_argument, NULL, OPT_EXR_COMPRESSION},
@@ -519,6 +542,26 @@ rt_options_parse(int argc, char **argv, rt_options *o)
                 return usage_error("%s: at most %d folders", name, RT_MAX_SEARCH_PATHS);
             o->search_paths[o->nsearch_paths++] = optarg;
             break;
+        case OPT_UP: {
+            bool found = false;
+            for (int a = RT_UP_Y; a <= RT_UP_X && !found; a++)
+                if (strcmp(optarg, rt_up_axis_name((rt_up_axis)a)) == 0)
+                    o->up = (rt_up_axis)a, found = true;
+            if (!found)
+                return usage_error("%s: '%s' is not an axis (x, y or z)", name, optarg);
+            break;
+        }
+        case OPT_VIEW: {
+            bool found = false;
+            for (int w = RT_VIEW_AUTO; w <= RT_VIEW_BOTTOM && !found; w++)
+                if (strcmp(optarg, rt_view_name((rt_view)w)) == 0)
+                    o->view = (rt_view)w, found = true;
+            if (!found)
+                return usage_error(
+                    "%s: '%s' is not a view (auto, front, back, left, right, top, bottom)", name,
+                    optarg);
+            break;
+        }
         case OPT_LIGHT_SAMPLING: {
             bool found = false;
             for (int m = RT_SAMPLING_MIS; m <= RT_SAMPLING_BSDF && !found; m++)

@@ -363,6 +363,17 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
     struct rusage ru; /* the process's peak resident memory so far: everything it held */
     uint64_t      peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
     fprintf(f, " \"peak_rss\": %" PRIu64 ",\n", peak_rss);
+    const rt_camera *c = &s->camera;
+    fprintf(f,
+            " \"camera\": {\"position\": [%.9g, %.9g, %.9g], \"forward\": [%.9g, %.9g, %.9g],"
+            " \"up\": [%.9g, %.9g, %.9g], \"yfov_degrees\": %.6g, \"from\": \"%s\","
+            " \"up_axis\": \"%s\", \"view\": \"%s\"},\n",
+            c->position[0], c->position[1], c->position[2], c->forward[0], c->forward[1],
+            c->forward[2], c->up[0], c->up[1], c->up[2], c->yfov * 180 / 3.14159265358979323846,
+            c->from_file                                        ? "file"
+            : o->has_camera_pos || o->has_look_at || o->has_fov ? "command line"
+                                                                : "auto",
+            rt_up_axis_name(o->up), rt_view_name(o->view));
     fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
             rt_light_sampling_name(o->light_sampling));
     rt_json_string(f, o->envmap);

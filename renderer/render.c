@@ -626,6 +626,17 @@ path_setup(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_tabl
     return rt_lights_create(scene, *grid ? &g : NULL, lights);
 }
 
+/* The view as the statistics report it. */
+static void
+view_report(const rt_options *o, const rt_scene *s, const rt__view *v, rt_camera *c)
+{
+    v3_store(c->position, v->origin);
+    v3_store(c->forward, v->forward);
+    v3_store(c->up, v->up);
+    c->yfov = 2 * atanf(v->tan_y);
+    c->from_file = s->camera.from_file && !o->has_camera_pos && !o->has_look_at && !o->has_fov;
+}
+
 rt_result
 rt_render(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_table *strings,
           rt_image *img, rt_render_stats *stats, char err[RT_ERR_LEN])
@@ -684,6 +695,7 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     if (r == RT_OK) {
         rt__view v;
         rt__view_setup(o, scene, &v);
+        view_report(o, scene, &v, &stats->camera);
         jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
         jb.done_map = img->done;
         jb.src = src;

@@ -2,6 +2,7 @@
 #ifndef RT_OPTIONS_H
 #define RT_OPTIONS_H
 
+#include "rt_scene.h" /* rt_up_axis, rt_view */
 #include "ustring.h"
 
 #include <stdbool.h>
@@ -84,6 +85,8 @@ typedef struct rt_options {
     const char       *envmap;         /* --envmap FILE: lat-long environment; NULL: none (black) */
     rt_light_sampling light_sampling; /* --light-sampling; default mis */
     size_t            max_memory_mb;  /* texture cache; 0: the texture system's default */
+    rt_up_axis        up;             /* --up: the automatic camera's up axis; default y */
+    rt_view           view;           /* --view; default auto (three-quarter; the file's camera) */
     bool              has_camera_pos, has_look_at, has_fov;
     float             camera_pos[3], look_at[3], fov_degrees; /* vertical */
     float             exposure;       /* stops, applied to PNG output; default 0 */
@@ -126,5 +129,7 @@ const char *rt_intern_mode_name(rt_intern_mode m);         /* "per-lookup", "onc
 const char *rt_open_mode_name(rt_open_mode m);             /* "upfront", "lazy" */
 const char *rt_light_sampling_name(rt_light_sampling m);   /* "mis", "light", "bsdf" */
 const char *rt_exr_compression_name(rt_exr_compression c); /* "zip", "none", "rle", "zips", "piz" */
+const char *rt_up_axis_name(rt_up_axis a);                 /* "y", "z", "x" */
+const char *rt_view_name(rt_view v); /* "auto", "front", "back", "left", "right", "top", "bottom" */
 
 #endif

@@ -43,7 +43,11 @@ typedef struct rt_render_stats {
     bool            resumed; /* from a partial image (--resume) */
     bool            partial; /* cancelled: the image lacks tiles (rt_image.done) */
     unsigned        nranks;  /* 0: one process; else ranks[0..nranks-1], on rank 0 */
-    rt_rank_stats   ranks[RT_MAX_RANKS];
+    /* The view rendered: position, forward, up (the image's), vertical
+     * field; from_file: the scene's own camera, unchanged by the command
+     * line. */
+    rt_camera     camera;
+    rt_rank_stats ranks[RT_MAX_RANKS];
 } rt_render_stats;
 
 typedef struct rt_image {

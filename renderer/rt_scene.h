@@ -139,6 +139,37 @@ typedef struct rt_scene {
     char *warning;
 } rt_scene;
 
+/* The automatic camera, for a scene without one of its own: where the
+ * world's up is (glTF's is +y by its specification; OBJ, PLY and the rest
+ * have none, and are taken as +y too unless told), and which standard view
+ * to take. */
+typedef enum rt_up_axis { RT_UP_Y = 0, RT_UP_Z, RT_UP_X } rt_up_axis;
+typedef enum rt_view {
+    RT_VIEW_AUTO = 0, /* three-quarter: from the front, 45 degrees to the right, 30 up */
+    RT_VIEW_FRONT,    /* front: from +z (y up), -y (z up) or +z (x up) */
+    RT_VIEW_BACK,
+    RT_VIEW_LEFT,
+    RT_VIEW_RIGHT,
+    RT_VIEW_TOP, /* down from above, the front at the image's bottom */
+    RT_VIEW_BOTTOM,
+} rt_view;
+
+/* Frames s->camera on the geometry that matters (rt_scene_frame_bounds())
+ * from `view`, far enough out that the box's bounding sphere fills a 45
+ * degree vertical field of view, looking at its centre with `up` up, and
+ * aims the default light (s->default_light) from behind the new camera.
+ * A camera from the file is kept unless `view` is not RT_VIEW_AUTO: the
+ * scene's own camera wins unless a view is asked for. rt_scene_load()
+ * frames a scene without a camera as (RT_UP_Y, RT_VIEW_AUTO). */
+void rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view);
+
+/* The box that framing looks at: along each axis, the 2nd to the 98th
+ * percentile of the triangles' corners (of up to 65536 triangles evenly
+ * spaced in the file), so that far outliers, a skybox of a few triangles
+ * or a vast ground plane of two do not shrink the rest to a dot; with
+ * fewer than 50 corners, the whole bounding box. */
+void rt_scene_frame_bounds(const rt_scene *s, float lo[3], float hi[3]);
+
 /* Loads a scene. On RT_OK *out is yours; free it with rt_scene_free(). On
  * failure *out is NULL, nothing leaks, and err holds one line without the
  * file name ("cannot open: No such file or directory", "not a scene file:

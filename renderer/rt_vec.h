@@ -53,6 +53,12 @@ v3_load(const float *p)
     return (v3){p[0], p[1], p[2]};
 }
 
+static inline void
+v3_store(float *p, v3 a)
+{
+    p[0] = a.x, p[1] = a.y, p[2] = a.z;
+}
+
 /* An orthonormal frame (t, b, n) around unit n, continuous except at
  * n.z = -1 (the branchless construction of Duff et al., JCGT 2017). */
 static inline void

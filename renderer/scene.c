@@ -914,53 +914,39 @@ gltf_old_assimp(const char *path)
     return major < 5 || (major == 5 && minor < 3);
 }
 
+/* The file's first camera, if it has one (rt_scene_frame() makes one
+ * otherwise). */
 static void
 camera_load(const struct aiScene *ai, rt_scene *s)
 {
-    rt_camera *cam = &s->camera;
-    double     fwd[3], up[3], pos[3];
-    if (ai->mNumCameras > 0 && ai->mCameras[0]) {
-        const struct aiCamera *c = ai->mCameras[0];
-        xform                  x = node_transform(ai, &c->mName);
-        bool                   old = gltf_old_assimp(s->path);
-        struct aiVector3D      p = c->mPosition;
-        /* mPosition is relative to the node; where an old glTF importer
-         * copied the node's own translation there, count it once. */
-        xform local = xform_identity();
-        if (old && node_find_local(ai->mRootNode, &c->mName, &local) && p.x == local.m[0][3] &&
-            p.y == local.m[1][3] && p.z == local.m[2][3])
-            p.x = p.y = p.z = 0;
-        xform_point(&x, &p, pos);
-        xform_dir(&x, &c->mLookAt, fwd);
-        xform_dir(&x, &c->mUp, up);
-        camera_basis(fwd, up);
-        /* mHorizontalFOV is the full horizontal angle: yfov = 2 atan(tan(h
-         * / 2) / aspect); without an aspect it is the vertical angle. Old
-         * glTF imports multiplied by the aspect instead. */
-        double h = c->mHorizontalFOV, y;
-        if (old)
-            y = c->mAspect > 0 ? h / c->mAspect : h;
-        else
-            y = c->mAspect > 0 ? 2 * atan(tan(h / 2) / c->mAspect) : h;
-        cam->yfov = (float)(y > 1e-4 && y < RT_PI - 1e-4 ? y : RT_PI / 4);
-        cam->from_file = true;
-    } else {
-        /* From +z, far enough that the bounding sphere fits a 45 degree
-         * vertical field of view. */
-        double c[3], r = 0;
-        for (int k = 0; k < 3; k++) {
-            c[k] = 0.5 * ((double)s->bounds_min[k] + s->bounds_max[k]);
-            double e = 0.5 * ((double)s->bounds_max[k] - s->bounds_min[k]);
-            r += e * e;
-        }
-        r = sqrt(r);
-        double fov = RT_PI / 4, d = r > 0 ? r / sin(fov / 2) : 1.0;
-        pos[0] = c[0], pos[1] = c[1], pos[2] = c[2] + d;
-        fwd[0] = 0, fwd[1] = 0, fwd[2] = -1;
-        up[0] = 0, up[1] = 1, up[2] = 0;
-        cam->yfov = (float)fov;
-        cam->from_file = false;
-    }
+    if (ai->mNumCameras == 0 || !ai->mCameras[0])
+        return;
+    const struct aiCamera *c = ai->mCameras[0];
+    rt_camera             *cam = &s->camera;
+    double                 fwd[3], up[3], pos[3];
+    xform                  x = node_transform(ai, &c->mName);
+    bool                   old = gltf_old_assimp(s->path);
+    struct aiVector3D      p = c->mPosition;
+    /* mPosition is relative to the node; where an old glTF importer copied
+     * the node's own translation there, count it once. */
+    xform local = xform_identity();
+    if (old && node_find_local(ai->mRootNode, &c->mName, &local) && p.x == local.m[0][3] &&
+        p.y == local.m[1][3] && p.z == local.m[2][3])
+        p.x = p.y = p.z = 0;
+    xform_point(&x, &p, pos);
+    xform_dir(&x, &c->mLookAt, fwd);
+    xform_dir(&x, &c->mUp, up);
+    camera_basis(fwd, up);
+    /* mHorizontalFOV is the full horizontal angle: yfov = 2 atan(tan(h / 2)
+     * / aspect); without an aspect it is the vertical angle. Old glTF
+     * imports multiplied by the aspect instead. */
+    double h = c->mHorizontalFOV, y;
+    if (old)
+        y = c->mAspect > 0 ? h / c->mAspect : h;
+    else
+        y = c->mAspect > 0 ? 2 * atan(tan(h / 2) / c->mAspect) : h;
+    cam->yfov = (float)(y > 1e-4 && y < RT_PI - 1e-4 ? y : RT_PI / 4);
+    cam->from_file = true;
     store3(cam->position, pos);
     store3(cam->forward, fwd);
     store3(cam->up, up);
@@ -1032,19 +1018,12 @@ default_light(rt_scene *s)
     s->lights = calloc(1, sizeof *s->lights);
     if (!s->lights)
         return RT_ERR_NOMEM;
-    double f[3], u[3], r[3], d[3];
-    for (int k = 0; k < 3; k++)
-        f[k] = s->camera.forward[k], u[k] = s->camera.up[k];
-    cross3(f, u, r);
-    for (int k = 0; k < 3; k++)
-        d[k] = 0.6 * f[k] - u[k] + 0.5 * r[k]; /* forward, down and to the right */
-    normalize3(d);
     rt_light *l = &s->lights[0];
     l->kind = RT_LIGHT_DIRECTIONAL;
-    store3(l->direction, d);
     l->color[0] = l->color[1] = l->color[2] = 3;
     s->nlights = 1;
     s->default_light = true;
+    rt__scene_aim_default_light(s);
     return RT_OK;
 }
 
@@ -1209,6 +1188,8 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
         goto out;
     }
     camera_load(ai, pub);
+    if (!pub->camera.from_file)
+        rt_scene_frame(pub, RT_UP_Y, RT_VIEW_AUTO);
     double cam[3] = {pub->camera.position[0], pub->camera.position[1], pub->camera.position[2]};
     if (!coords_ok(cam)) {
         snprintf(err, RT_ERR_LEN,

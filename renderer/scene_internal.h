@@ -20,4 +20,9 @@ struct aiScene;
 rt_result rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
                           rt_scene **out, char err[RT_ERR_LEN]);
 
+/* Points the default light (s->default_light) from behind the camera's
+ * right shoulder, forward and down (framing.c; the import and
+ * rt_scene_frame() call it). */
+void rt__scene_aim_default_light(rt_scene *s);
+
 #endif

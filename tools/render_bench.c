@@ -322,6 +322,7 @@ main(int argc, char **argv)
         bench_die("out of memory");
     if (rt_scene_load(b.o.scene, b.strings, &b.scene, err) != RT_OK)
         bench_die("%s: %s", b.o.scene, err);
+    rt_scene_frame(b.scene, b.o.up, b.o.view);
     rt_render_stats *stats = calloc(1, sizeof *stats);
     if (!stats)
         bench_die("out of memory");

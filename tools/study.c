@@ -289,6 +289,16 @@ on_interrupt(int sig)
     stop_requested = 1;
 }
 
+/* rt_scene_load(), then the automatic camera as --up and --view say. */
+static rt_result
+scene_load(const rt_options *o, ustr_table *strings, rt_scene **s, char err[RT_ERR_LEN])
+{
+    rt_result r = rt_scene_load(o->scene, strings, s, err);
+    if (r == RT_OK)
+        rt_scene_frame(*s, o->up, o->view);
+    return r;
+}
+
 /* Renders once, cold (see the top of this file); false if it could not. */
 static bool
 render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, run *r,
@@ -304,7 +314,7 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
     *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = 1};
     if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
         snprintf(err, RT_ERR_LEN, "cannot make a string table");
-    else if ((res = rt_scene_load(o.scene, strings, &scene, err)) != RT_OK)
+    else if ((res = scene_load(&o, strings, &scene, err)) != RT_OK)
         ;
     else if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
                                &ts) != TEX_OK)

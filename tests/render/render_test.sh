@@ -568,6 +568,139 @@ import_budget)
     check "$tmp/huge.off" "huge.off: too large for its size: the import asked for 34332.3 MiB, $budget"
     check "$tmp/sparse.gltf" "sparse.gltf: too large for its size: the import asked for 10240."
     ;;
+framing)
+    # The automatic camera (no camera in the file) shows the scene: from
+    # outside the geometry that matters, three-quarter from above, up as
+    # --up says; --view picks another; a file's camera wins unless a view is
+    # asked for. Each scene here came out useless before: the level seen
+    # edge-on from below its floor (7% of the pixels hit), the object inside
+    # a skybox with a far outlier not at all (the camera a million units
+    # out, black).
+    imgstat=$testdata # this case's fifth argument
+    printf 'newmtl white\nKd 1 1 1\nnewmtl black\nKd 0 0 0\n' >"$tmp/w.mtl"
+        # A level with a pit: floor 20x20 at y=0 (a grid, 400 quads), walls 3 high, a 4x4 pit 15 deep with stairs
+    pit() {
+        awk 'BEGIN {
+            print "mtllib w.mtl"; print "usemtl white"; n = 0
+            for (i = 0; i < 20; i++) for (j = 0; j < 20; j++) {
+                x = i - 10; z = j - 10
+                if (x >= -2 && x < 2 && z >= -2 && z < 2) continue   # the pit
+                printf "v %d 0 %d\nv %d 0 %d\nv %d 0 %d\nv %d 0 %d\n", x, z, x + 1, z, x + 1, z + 1, x, z + 1
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 4, n + 3, n + 1, n + 3, n + 2; n += 4
+            }
+            # walls at x = +-10, z = +-10, 3 high, 20 segments each
+            for (k = 0; k < 20; k++) {
+                a = k - 10
+                printf "v %d 0 -10\nv %d 0 -10\nv %d 3 -10\nv %d 3 -10\n", a, a + 1, a + 1, a
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4
+                printf "v -10 0 %d\nv -10 0 %d\nv -10 3 %d\nv -10 3 %d\n", a + 1, a, a, a + 1
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4
+            }
+            # the pit: 4 walls down to -15, stairs: 60 steps spiralling down
+            for (s = 0; s < 60; s++) {
+                y = -s * 0.25; x0 = -2 + (s % 4); z0 = -2 + int(s / 4) % 4
+                printf "v %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\n", x0, y, z0, x0 + 1, y, z0, x0 + 1, y, z0 + 1, x0, y, z0 + 1
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 4, n + 3, n + 1, n + 3, n + 2; n += 4
+            }
+            printf "v -2 -15 -2\nv 2 -15 -2\nv 2 0 -2\nv -2 0 -2\n"
+            printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4
+        }' > "$tmp/pit.obj"
+    }
+        # A Z-up terrain: a 30x30 grid in x, y with hills in z, and 9 posts 4 high along +z
+    zup() {
+        awk 'BEGIN {
+            print "mtllib w.mtl"; print "usemtl white"; n = 0; N = 30
+            for (j = 0; j <= N; j++) for (i = 0; i <= N; i++) {
+                x = i - N / 2; y = j - N / 2; printf "v %g %g %g\n", x, y, 1.5 * sin(x / 4) * cos(y / 5)
+            }
+            for (j = 0; j < N; j++) for (i = 0; i < N; i++) {
+                a = j * (N + 1) + i + 1; b = a + 1; c = a + N + 2; d = a + N + 1
+                printf "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d
+            }
+            n = (N + 1) * (N + 1)
+            for (p = 0; p < 9; p++) {
+                x = -10 + 10 * (p % 3); y = -10 + 10 * int(p / 3)
+                printf "v %g %g 0\nv %g %g 0\nv %g %g 5\nv %g %g 5\n", x - 0.3, y, x + 0.3, y, x + 0.3, y, x - 0.3, y
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4
+            }
+        }' > "$tmp/zup.obj"
+    }
+        # An object (a 40x40 grid bent into a bump) inside a skybox of 12 triangles at +-1000,
+        # and one far outlier triangle at x = 1e6
+    skybox() {
+        awk 'BEGIN {
+            print "mtllib w.mtl"; print "usemtl white"; N = 40
+            for (j = 0; j <= N; j++) for (i = 0; i <= N; i++) {
+                x = (i - N / 2) / 10; z = (j - N / 2) / 10; printf "v %g %g %g\n", x, exp(-(x * x + z * z)), z
+            }
+            for (j = 0; j < N; j++) for (i = 0; i < N; i++) {
+                a = j * (N + 1) + i + 1; b = a + 1; c = a + N + 2; d = a + N + 1
+                printf "f %d %d %d\nf %d %d %d\n", a, d, c, a, c, b
+            }
+            n = (N + 1) * (N + 1); print "usemtl black"
+            for (k = 0; k < 8; k++) printf "v %d %d %d\n", (k % 2 ? 1000 : -1000), (int(k / 2) % 2 ? 1000 : -1000), (k >= 4 ? 1000 : -1000)
+            split("1 2 4 1 4 3 5 7 8 5 8 6 1 5 6 1 6 2 3 4 8 3 8 7 1 3 7 1 7 5 2 6 8 2 8 4", f, " ")
+            for (t = 0; t < 12; t++) printf "f %d %d %d\n", n + f[3 * t + 1], n + f[3 * t + 2], n + f[3 * t + 3]
+            n += 8
+            printf "v 1000000 0 0\nv 1000001 0 0\nv 1000000 1 0\nf %d %d %d\n", n + 1, n + 2, n + 3
+        }' > "$tmp/sky.obj"
+    }
+    pit; zup; skybox
+    # cam FIELD K: component K (0-2) of the camera's FIELD in $tmp/f.json.
+    cam() { grep -o "\"$1\": \[[^]]*\]" "$tmp/f.json" | tr -d '[],' | awk -v k="$2" '{ print $(k + 2) }'; }
+    from() { grep -o '"from": "[^"]*"' "$tmp/f.json" | sed 's/.*: "//; s/"$//'; }
+    # covered SCENE ARGS...: the share of pixels on white geometry (albedo 1).
+    covered() {
+        local scene=$1
+        shift
+        "$render" --quiet -t 2 -r 64 48 --integrator albedo --stats-json "$tmp/f.json" \
+            -o "$tmp/f.png" "$@" "$tmp/$scene" || fail "$scene $*: exit $?"
+        "$imgstat" "$tmp/f.png" | sed 's/.* mean=\([^,]*\),.*/\1/'
+    }
+    at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }' || fail "$3: $1 < $2"; }
+    c=$(covered pit.obj)
+    at_least "$c" 0.15 "pit level: share of pixels on geometry"
+    at_least "$(cam position 1)" 3 "pit level: camera height (above the walls)"
+    at_least "$(cam forward 1)" -0.9 "pit level: looking down, not straight down"
+    at_least -0.1 "$(cam forward 1)" "pit level: looking down"
+    c=$(covered zup.obj --up z)
+    at_least "$c" 0.2 "Z-up terrain: share of pixels on geometry"
+    at_least "$(cam position 2)" 2 "Z-up terrain: camera height along z"
+    at_least "$(cam up 2)" 0.8 "Z-up terrain: the image's up along +z"
+    at_least -0.1 "$(cam forward 2)" "Z-up terrain: looking down"
+    c=$(covered sky.obj)
+    at_least "$c" 0.15 "object in a skybox: share of pixels on it"
+    for k in 0 1 2; do
+        at_least 100 "$(cam position $k)" "object in a skybox: camera inside the box"
+        at_least "$(cam position $k)" -100 "object in a skybox: camera inside the box"
+    done
+    covered pit.obj --view top >/dev/null
+    at_least -0.999 "$(cam forward 1)" "--view top: straight down"
+    at_least -0.999 "$(cam up 2)" "--view top: the front (+z) at the image's bottom"
+    covered pit.obj --view front >/dev/null
+    at_least -0.999 "$(cam forward 2)" "--view front: along -z"
+    covered pit.obj --camera-pos 30,5,30 --look-at 0,0,0 >/dev/null # level: the world's up
+    at_least "$(cam up 1)" 0.95 "--look-at from the automatic camera: a level view"
+    covered zup.obj --up z --view front >/dev/null
+    at_least "$(cam forward 1)" 0.999 "--up z --view front: along +y"
+    # A file's camera wins unless a view is asked for.
+    tri_gltf '[0, 1]' '[{"mesh": 0}, {"camera": 0, "translation": [0.3, 0.3, 4]}]' "" \
+        '"cameras": [{"type": "perspective", "perspective": {"yfov": 0.5, "znear": 0.1}}]' >"$tmp/cam.gltf"
+    covered cam.gltf >/dev/null
+    [ "$(from)" = file ] && [ "$(cam position 2)" = 4 ] || fail "the file's camera: $(from) at z $(cam position 2)"
+    covered cam.gltf --up z >/dev/null
+    [ "$(from)" = file ] || fail "--up alone replaced the file's camera"
+    covered cam.gltf --view right >/dev/null
+    [ "$(from)" = auto ] || fail "--view right kept the file's camera"
+    at_least -0.999 "$(cam forward 0)" "--view right: along -x"
+    covered cam.gltf --camera-pos 0,0,9 >/dev/null
+    [ "$(from)" = "command line" ] || fail "--camera-pos: from '$(from)'"
+    for bad in "--up w" "--view sideways"; do
+        # shellcheck disable=SC2086 # the option and its value
+        "$render" $bad "$tmp/pit.obj" 2>"$tmp/err" && fail "$bad: exit 0"
+        grep -q "is not" "$tmp/err" || fail "$bad: $(cat "$tmp/err")"
+    done
+    ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
     # run at most one per CPU, and their buffers go back to the system.

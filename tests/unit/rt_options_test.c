@@ -130,6 +130,8 @@ case_defaults(const char *arg)
     CHECK_EQ_PTR(o.envmap, NULL);
     CHECK_EQ_U64(o.max_memory_mb, 0);
     CHECK(!o.has_camera_pos && !o.has_look_at && !o.has_fov);
+    CHECK_EQ_INT(o.up, RT_UP_Y);
+    CHECK_EQ_INT(o.view, RT_VIEW_AUTO);
     CHECK(o.exposure == 0.0f);
     CHECK_EQ_INT(o.exr_compression, RT_EXR_ZIP);
     CHECK(!o.stats && !o.quiet);
@@ -165,6 +167,8 @@ check_all(const rt_options *o)
     CHECK_EQ_INT(o->exr_compression, RT_EXR_PIZ);
     CHECK(o->stats && o->quiet);
     CHECK_EQ_STR(o->stats_json, "stats.json");
+    CHECK_EQ_INT(o->up, RT_UP_Z);
+    CHECK_EQ_INT(o->view, RT_VIEW_TOP);
 }
 
 static void
@@ -179,7 +183,7 @@ case_equals_form(const char *arg)
                    "--max-depth=3", "--envmap=sky.exr", "--max-memory-mb=256",
                    "--camera-pos=1,-2.5,3e2", "--look-at=0,0.5,-1", "--fov=45.5", "--exposure=-1.5",
                    "--exr-compression=piz", "--stats", "--stats-json=stats.json", "--quiet",
-                   "s.obj"),
+                   "--up=z", "--view=top", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -197,7 +201,7 @@ case_space_form(const char *arg)
                    "--integrator", "ao", "--max-depth", "3", "--envmap", "sky.exr",
                    "--max-memory-mb", "256", "--camera-pos", "1,-2.5,3e2", "--look-at", "0,0.5,-1",
                    "--fov", "45.5", "--exposure", "-1.5", "--exr-compression", "piz", "--stats",
-                   "--stats-json", "stats.json", "--quiet", "s.obj"),
+                   "--stats-json", "stats.json", "--quiet", "--up", "z", "--view", "top", "s.obj"),
              &o, &a);
     check_all(&o);
     args_free(&a);
@@ -475,6 +479,8 @@ static const bad_input bad_inputs[] = {
     {"camera_pos_two", WORDS("--camera-pos", "1,2", "s"), {"--camera-pos", "'1,2'"}},
     {"camera_pos_four", WORDS("--camera-pos=1,2,3,4", "s"), {"--camera-pos", "'1,2,3,4'"}},
     {"look_at_word", WORDS("--look-at", "1,a,3", "s"), {"--look-at", "'1,a,3'"}},
+    {"up_word", WORDS("--up", "w", "s"), {"--up", "'w'", "x, y or z"}},
+    {"view_word", WORDS("--view=sideways", "s"), {"--view", "'sideways'", "front"}},
     {"exposure_inf", WORDS("--exposure", "inf", "s"), {"--exposure", "'inf'"}},
     {"exr_compression_bad",
      WORDS("--exr-compression=dwaa", "s"),

@@ -942,7 +942,97 @@ case_paths_fd(const char *arg)
             rmdir(tmp_path("out")) == 0);
 }
 
+/* An OBJ of n small triangles near the origin and one at x = 1e6, its
+ * names interned in *strings (yours to destroy after the scene). */
+static rt_scene *
+outlier_obj(unsigned n, ustr_table **strings)
+{
+    FILE *f = fopen(tmp_path("outlier.obj"), "w");
+    REQUIRE(f);
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "v %u 0 0\nv %u.5 0 0\nv %u 1 0\nf -3 -2 -1\n", i % 10, i % 10, i % 10);
+    fprintf(f, "v 1e6 0 0\nv 1000001 0 0\nv 1e6 1 0\nf -3 -2 -1\n");
+    REQUIRE(fclose(f) == 0);
+    REQUIRE(ustr_table_create(NULL, strings) == USTR_OK);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    REQUIRE(rt_scene_load(tmp_path("outlier.obj"), *strings, &s, err) == RT_OK);
+    return s;
+}
+
+static float
+dot3f(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* The automatic camera frames the 2nd..98th percentile of the corners: a
+ * far outlier drops out once there are enough corners (not with 10
+ * triangles, 33 corners). Each view looks along its axis from outside that
+ * box, with the default light re-aimed from behind the new camera, and a
+ * file's camera stays unless a view is asked for. */
+static void
+case_framing(const char *arg)
+{
+    (void)arg;
+    float       lo[3], hi[3];
+    ustr_table *strings;
+    rt_scene   *s = outlier_obj(10, &strings);
+    rt_scene_frame_bounds(s, lo, hi);
+    CHECK_NEAR(hi[0], 1e6 + 1);
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+
+    s = outlier_obj(200, &strings);
+    rt_scene_frame_bounds(s, lo, hi);
+    CHECK_NEAR(lo[0], 0.0);
+    CHECK_NEAR(hi[0], 9.5);
+    CHECK_NEAR(hi[1], 1.0);
+    CHECK(!s->camera.from_file);
+    CHECK(s->camera.position[0] < 100); /* looking at the triangles, not at 1e6 */
+    static const struct {
+        rt_up_axis up;
+        rt_view    view;
+        float      forward[3], up_vec[3];
+    } views[] = {{RT_UP_Y, RT_VIEW_FRONT, {0, 0, -1}, {0, 1, 0}},
+                 {RT_UP_Y, RT_VIEW_TOP, {0, -1, 0}, {0, 0, -1}},
+                 {RT_UP_Y, RT_VIEW_LEFT, {1, 0, 0}, {0, 1, 0}},
+                 {RT_UP_Z, RT_VIEW_FRONT, {0, 1, 0}, {0, 0, 1}},
+                 {RT_UP_Z, RT_VIEW_BACK, {0, -1, 0}, {0, 0, 1}},
+                 {RT_UP_X, RT_VIEW_BOTTOM, {1, 0, 0}, {0, 0, 1}}};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+        rt_scene_frame(s, views[i].up, views[i].view);
+        const rt_camera *c = &s->camera;
+        CHECK_NEAR(dot3f(c->forward, views[i].forward), 1.0);
+        CHECK_NEAR(dot3f(c->up, views[i].up_vec), 1.0);
+        /* Outside the box, on the side it looks from. */
+        for (int k = 0; k < 3; k++)
+            if (views[i].forward[k] != 0)
+                CHECK(views[i].forward[k] > 0 ? c->position[k] < lo[k] : c->position[k] > hi[k]);
+        REQUIRE(s->default_light && s->nlights == 1);
+        CHECK(dot3f(s->lights[0].direction, c->forward) > 0.2f);
+        CHECK(dot3f(s->lights[0].direction, c->up) < -0.5f);
+    }
+    /* Three-quarter, z up: from the front (-y), right (+x) and above. */
+    rt_scene_frame(s, RT_UP_Z, RT_VIEW_AUTO);
+    CHECK(s->camera.forward[0] < -0.5f && s->camera.forward[1] > 0.5f);
+    CHECK_NEAR(s->camera.forward[2], -0.5);
+    CHECK_NEAR(dot3f(s->camera.forward, s->camera.up), 0.0); /* orthonormal */
+    CHECK_NEAR(dot3f(s->camera.up, s->camera.up), 1.0);
+    CHECK(s->camera.up[2] > 0.8f);
+    /* A file's camera wins over RT_VIEW_AUTO, not over another view. */
+    s->camera.from_file = true;
+    s->camera.position[2] = 42;
+    rt_scene_frame(s, RT_UP_Z, RT_VIEW_AUTO);
+    CHECK(s->camera.from_file && s->camera.position[2] == 42);
+    rt_scene_frame(s, RT_UP_Y, RT_VIEW_FRONT);
+    CHECK(!s->camera.from_file);
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+}
+
 static const rt_test_case cases[] = {
+    {"framing", case_framing},
     {"obj", case_obj},
     {"ply", case_ply},
     {"join", case_join},

@@ -1,0 +1,202 @@
+/* The automatic view (rt_scene.h, rt_scene_frame()): which geometry
+ * matters, and where to look at it from.
+ *
+ * What matters is the box between the 2nd and the 98th percentile of the
+ * triangles' corners along each axis (of up to FRAME_SAMPLES triangles,
+ * evenly spaced in the file's order): a far outlier, a skybox of a dozen
+ * triangles or a ground plane of two drops out of it, while a deep pit or
+ * a tall tower made of real geometry stays in. A scene of fewer than 50
+ * corners keeps its whole bounding box. */
+#include "rt_scene.h"
+#include "scene_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FRAME_SAMPLES = 1 << 16 };
+
+#define PI           3.14159265358979323846 /* M_PI is XSI, not C11 or POSIX */
+#define FRAME_TRIM   0.02                   /* cut from each end, per axis */
+#define FRAME_ASPECT (4.0 / 3.0)            /* the image's width over height, assumed */
+#define FRAME_FOV    (PI / 4)               /* the automatic camera's vertical field */
+#define FRAME_AZIM   (PI / 4)               /* three-quarter: from the front, turned right */
+#define FRAME_ELEV   (30.0 * PI / 180)      /* ... and raised above the horizon */
+
+/* The k-th smallest of v[0..n-1], reordering v: Wirth's selection, linear
+ * on average. Coordinates are finite (the import checks them). */
+static float
+select_kth(float *v, long n, long k)
+{
+    long lo = 0, hi = n - 1;
+    while (lo < hi) {
+        float x = v[k];
+        long  i = lo, j = hi;
+        do {
+            while (v[i] < x)
+                i++;
+            while (x < v[j])
+                j--;
+            if (i <= j) {
+                float t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        } while (i <= j);
+        if (j < k)
+            lo = i;
+        if (k < i)
+            hi = j;
+    }
+    return v[k];
+}
+
+void
+rt_scene_frame_bounds(const rt_scene *s, float lo[3], float hi[3])
+{
+    memcpy(lo, s->bounds_min, sizeof s->bounds_min);
+    memcpy(hi, s->bounds_max, sizeof s->bounds_max);
+    size_t step = s->ntris > FRAME_SAMPLES ? (s->ntris + FRAME_SAMPLES - 1) / FRAME_SAMPLES : 1;
+    size_t n = 3 * ((s->ntris + step - 1) / step);
+    size_t trim = (size_t)(FRAME_TRIM * (double)n);
+    float *v = trim > 0 ? malloc(n * sizeof *v) : NULL;
+    if (!v)
+        return; /* small (or no memory): the whole box */
+    for (int k = 0; k < 3; k++) {
+        size_t m = 0;
+        for (size_t t = 0; t < s->ntris; t += step)
+            for (int c = 0; c < 3; c++)
+                v[m++] = s->positions[3 * (size_t)s->indices[3 * t + c] + k];
+        lo[k] = select_kth(v, (long)m, (long)trim);
+        hi[k] = select_kth(v, (long)m, (long)(m - 1 - trim));
+    }
+    free(v);
+}
+
+/* The world's up, the direction a front view looks from, and the right of
+ * a front view, for each up axis: Y up (glTF's convention) faces +z, Z up
+ * (Blender's, surveys') faces -y, X up faces +z. */
+static void
+axes(rt_up_axis up, double u[3], double front[3], double right[3])
+{
+    static const double table[3][3][3] = {
+        [RT_UP_Y] = {{0, 1, 0}, {0, 0, 1}, {1, 0, 0}},
+        [RT_UP_Z] = {{0, 0, 1}, {0, -1, 0}, {1, 0, 0}},
+        [RT_UP_X] = {{1, 0, 0}, {0, 0, 1}, {0, -1, 0}},
+    };
+    int a = up == RT_UP_Z || up == RT_UP_X ? (int)up : RT_UP_Y;
+    memcpy(u, table[a][0], sizeof table[a][0]);
+    memcpy(front, table[a][1], sizeof table[a][1]);
+    memcpy(right, table[a][2], sizeof table[a][2]);
+}
+
+/* How far from c, along unit `from`, a camera looking back at c with `up`
+ * up sees all 8 corners of the box lo..hi, with 5% to spare, in an image
+ * of FRAME_ASPECT (render's default 640x480: a wider image shows more
+ * around it, a narrower one may cut its sides); never closer than the
+ * box's near side. */
+static double
+fit_distance(const float lo[3], const float hi[3], const double c[3], const double from[3],
+             const double up[3])
+{
+    double f[3] = {-from[0], -from[1], -from[2]}, r[3], t = tan(FRAME_FOV / 2), d = 0;
+    r[0] = f[1] * up[2] - f[2] * up[1];
+    r[1] = f[2] * up[0] - f[0] * up[2];
+    r[2] = f[0] * up[1] - f[1] * up[0];
+    double size = 0;
+    for (int k = 0; k < 3; k++)
+        size += ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);
+    size = sqrt(size);
+    for (int corner = 0; corner < 8; corner++) {
+        double q[3], x = 0, y = 0, z = 0;
+        for (int k = 0; k < 3; k++) {
+            q[k] = (corner >> k & 1 ? hi[k] : lo[k]) - c[k];
+            x += q[k] * r[k], y += q[k] * up[k], z += q[k] * f[k];
+        }
+        /* The corner's depth from the camera is d + z: it must exceed
+         * |x| / t and |y| / t, and stay ahead of the camera. */
+        double need = fmax(fmax(fabs(x) / FRAME_ASPECT, fabs(y)) / t, 0.05 * size) - z;
+        d = fmax(d, need);
+    }
+    return d > 0 ? 1.05 * d : 1.0;
+}
+
+void
+rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
+{
+    if (s->camera.from_file && view == RT_VIEW_AUTO)
+        return; /* the scene's own camera wins */
+    float lo[3], hi[3];
+    rt_scene_frame_bounds(s, lo, hi);
+    double c[3], u[3], f[3], rt[3], from[3], cam_up[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = 0.5 * ((double)lo[k] + hi[k]);
+    axes(up, u, f, rt);
+    double ca = cos(FRAME_AZIM), sa = sin(FRAME_AZIM), ce = cos(FRAME_ELEV), se = sin(FRAME_ELEV);
+    for (int k = 0; k < 3; k++) {
+        cam_up[k] = u[k];
+        switch (view) {
+        case RT_VIEW_FRONT:
+            from[k] = f[k];
+            break;
+        case RT_VIEW_BACK:
+            from[k] = -f[k];
+            break;
+        case RT_VIEW_RIGHT:
+            from[k] = rt[k];
+            break;
+        case RT_VIEW_LEFT:
+            from[k] = -rt[k];
+            break;
+        case RT_VIEW_TOP: /* the front at the bottom of the image */
+            from[k] = u[k], cam_up[k] = -f[k];
+            break;
+        case RT_VIEW_BOTTOM:
+            from[k] = -u[k], cam_up[k] = f[k];
+            break;
+        default: /* three-quarter */
+            from[k] = ce * (ca * f[k] + sa * rt[k]) + se * u[k];
+            break;
+        }
+    }
+    /* The image's up: the world's, less its part along the view (the
+     * camera looks down on the scene), so that forward and up stay
+     * orthonormal. */
+    double along = cam_up[0] * from[0] + cam_up[1] * from[1] + cam_up[2] * from[2], len = 0;
+    for (int k = 0; k < 3; k++) {
+        cam_up[k] -= along * from[k];
+        len += cam_up[k] * cam_up[k];
+    }
+    for (int k = 0; k < 3; k++)
+        cam_up[k] /= sqrt(len);
+    double d = fit_distance(lo, hi, c, from, cam_up);
+    for (int k = 0; k < 3; k++) {
+        s->camera.position[k] = (float)(c[k] + d * from[k]);
+        s->camera.forward[k] = (float)-from[k];
+        s->camera.up[k] = (float)cam_up[k];
+    }
+    s->camera.yfov = (float)FRAME_FOV;
+    s->camera.from_file = false;
+    rt__scene_aim_default_light(s);
+}
+
+void
+rt__scene_aim_default_light(rt_scene *s)
+{
+    if (!s->default_light || s->nlights < 1)
+        return;
+    /* Forward, down and to the right of the camera: from behind the
+     * viewer's right shoulder. */
+    const float *f = s->camera.forward, *u = s->camera.up;
+    double       r[3] = {(double)f[1] * u[2] - (double)f[2] * u[1],
+                         (double)f[2] * u[0] - (double)f[0] * u[2],
+                         (double)f[0] * u[1] - (double)f[1] * u[0]};
+    double       d[3], len = 0;
+    for (int k = 0; k < 3; k++) {
+        d[k] = 0.6 * f[k] - u[k] + 0.5 * r[k];
+        len += d[k] * d[k];
+    }
+    len = sqrt(len);
+    for (int k = 0; k < 3; k++)
+        s->lights[0].direction[k] = (float)(d[k] / len);
+}
