@@ -1,5 +1,7 @@
-/* The automatic view (rt_scene.h, rt_scene_frame()): which geometry
- * matters, and where to look at it from.
+/* How a scene is shown when it does not say: the automatic view
+ * (rt_scene.h, rt_scene_frame()): which geometry matters, and where to
+ * look at it from; and the default light, for a scene whose own lights
+ * cannot show it.
  *
  * What matters is the box between the 2nd and the 98th percentile of the
  * triangles' corners along each axis (of up to FRAME_SAMPLES triangles,
@@ -11,6 +13,7 @@
 #include "scene_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +183,83 @@ rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
     rt__scene_aim_default_light(s);
 }
 
+/* Luminance of a linear RGB colour (Rec. 709). */
+static double
+luminance(const float c[3])
+{
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+
+double
+rt_scene_light_estimate(const rt_scene *s)
+{
+    float lo[3], hi[3];
+    rt_scene_frame_bounds(s, lo, hi);
+    double c[3], r2 = 0;
+    for (int k = 0; k < 3; k++) {
+        c[k] = 0.5 * ((double)lo[k] + hi[k]);
+        r2 += 0.25 * ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);
+    }
+    r2 = r2 > 0 ? r2 : 1;
+    double e = 0, flux = 0;
+    for (uint32_t i = 0; i < s->nlights; i++) {
+        const rt_light *l = &s->lights[i];
+        if (s->default_light && i + 1 == s->nlights)
+            continue; /* not the scene's own */
+        if (l->kind == RT_LIGHT_DIRECTIONAL) {
+            e += luminance(l->color);
+            continue;
+        }
+        double d2 = 0;
+        for (int k = 0; k < 3; k++)
+            d2 += (l->position[k] - c[k]) * (l->position[k] - c[k]);
+        e += luminance(l->color) / fmax(d2, 0.25 * r2);
+    }
+    for (uint32_t t = 0; t < s->ntris; t++) {
+        double le = luminance(s->materials[s->material[t]].emissive);
+        if (!(le > 0))
+            continue;
+        const float *p[3];
+        for (int k = 0; k < 3; k++)
+            p[k] = &s->positions[3 * (size_t)s->indices[3 * t + k]];
+        double a[3], b[3], x[3];
+        for (int k = 0; k < 3; k++)
+            a[k] = (double)p[1][k] - p[0][k], b[k] = (double)p[2][k] - p[0][k];
+        x[0] = a[1] * b[2] - a[2] * b[1];
+        x[1] = a[2] * b[0] - a[0] * b[2];
+        x[2] = a[0] * b[1] - a[1] * b[0];
+        flux += PI * le * 0.5 * sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    }
+    return e + flux / (4 * PI * r2);
+}
+
+rt_result
+rt__scene_default_light(rt_scene *s)
+{
+    double own = rt_scene_light_estimate(s);
+    if (own >= RT_WEAK_LIGHT * RT_DEFAULT_LIGHT)
+        return RT_OK;
+    rt_light *grown = realloc(s->lights, (s->nlights + 1) * sizeof *s->lights);
+    if (!grown)
+        return RT_ERR_NOMEM;
+    s->lights = grown;
+    rt_light *l = &s->lights[s->nlights++];
+    *l = (rt_light){.kind = RT_LIGHT_DIRECTIONAL};
+    l->color[0] = l->color[1] = l->color[2] = RT_DEFAULT_LIGHT;
+    s->default_light = true;
+    rt__scene_aim_default_light(s);
+    if (s->nlights > 1 || own > 0) { /* lights there were: say why one more */
+        char why[200];
+        snprintf(why, sizeof why,
+                 "the scene's lights are too weak to show it (about %.2g of the default "
+                 "light's irradiance): the default light is added",
+                 own / RT_DEFAULT_LIGHT);
+        if (!s->warning)
+            s->warning = strdup(why); /* out of memory: no warning, the light is there */
+    }
+    return RT_OK;
+}
+
 void
 rt__scene_aim_default_light(rt_scene *s)
 {
@@ -198,5 +278,5 @@ rt__scene_aim_default_light(rt_scene *s)
     }
     len = sqrt(len);
     for (int k = 0; k < 3; k++)
-        s->lights[0].direction[k] = (float)(d[k] / len);
+        s->lights[s->nlights - 1].direction[k] = (float)(d[k] / len);
 }

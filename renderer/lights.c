@@ -188,7 +188,7 @@ rt_lights_create(const rt_scene *s, const rt_env_grid *env, rt_lights **out)
     /* The default light stands in for missing lights; an environment is
      * one, so it replaces the default. */
     bool env_given = env && env->lum && env->w && env->h;
-    l->npunctual = s->default_light && env_given ? 0 : s->nlights;
+    l->npunctual = s->default_light && env_given ? s->nlights - 1 : s->nlights; /* it is last */
     for (uint32_t t = 0; t < s->ntris; t++) {
         const float *e = s->materials[s->material[t]].emissive;
         l->ntris += e[0] > 0 || e[1] > 0 || e[2] > 0;

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,6 +373,40 @@ run_free(run *u)
     free(u->stats);
 }
 
+/* A warning when the image came out nearly black (mean luminance under
+ * 1e-3, after --exposure for a PNG), naming the likely cause: a user judges
+ * a renderer by its first image, and a black one says nothing. */
+static void
+dark_warn(const rt_options *o, const rt_image *img, const rt_render_stats *st)
+{
+    size_t n = (size_t)img->width * img->height;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = &img->rgba[4 * i];
+        sum += 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+    }
+    double linear = n ? sum / (double)n : 0;
+    double mean = linear * (rt_output_is_png(o->output) ? exp2(o->exposure) : 1);
+    if (!(mean < 1e-3))
+        return;
+    if (linear >= 1e-3)
+        fprintf(stderr,
+                "render: warning: %s is nearly black (mean luminance %.2g): --exposure %g\n",
+                o->output, mean, (double)o->exposure);
+    else if (st->total.shading_points == 0)
+        fprintf(stderr,
+                "render: warning: %s is black: the camera sees no geometry (try --view, or "
+                "--camera-pos and --look-at)\n",
+                o->output);
+    else
+        fprintf(stderr, "render: warning: %s is nearly black (mean luminance %.2g): %s\n",
+                o->output, mean,
+                o->integrator == RT_INTEGRATOR_PATH
+                    ? "the scene's lights hardly reach what the camera sees, or its surfaces "
+                      "are black (try --exposure, or an --envmap to light it)"
+                    : "the surfaces in view are black");
+}
+
 /* The render, and on rank 0 (or the one process) the image and reports.
  * Returns the exit status. */
 static int
@@ -391,6 +426,8 @@ run_render(run *u)
         r = rt_image_write(o, &u->img, u->stats, err);
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
+    else if (!u->img.done && !o->quiet)
+        dark_warn(o, &u->img, u->stats);
     char partial[RT_MAX_OUTPUT_PATH + 16];
     rt_partial_path(out, partial, sizeof partial);
     if (r == RT_OK && u->img.done) {

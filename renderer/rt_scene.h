@@ -115,8 +115,10 @@ typedef struct rt_scene {
     uint32_t    *material; /* 1 per triangle */
     rt_material *materials;
     uint32_t     nmaterials;
-    /* The file's punctual lights; when it has none and no emissive
-     * material, one default directional light (default_light set). */
+    /* The file's punctual lights; and last, when they and the emissive
+     * materials cannot show the scene (rt_scene_light_estimate() under
+     * RT_WEAK_LIGHT of the default light's), one default directional light
+     * (default_light set). */
     rt_light *lights;
     uint32_t  nlights;
     bool      default_light;
@@ -162,6 +164,24 @@ typedef enum rt_view {
  * scene's own camera wins unless a view is asked for. rt_scene_load()
  * frames a scene without a camera as (RT_UP_Y, RT_VIEW_AUTO). */
 void rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view);
+
+/* The default light: a white directional light of this irradiance (a
+ * white diffuse surface facing it comes out near 1), from behind the
+ * camera's right shoulder. A scene gets it when its own lights give the
+ * geometry that matters less than RT_WEAK_LIGHT of that by
+ * rt_scene_light_estimate(): none at all, or a few small emitters in a
+ * large level (which rendered black). */
+#define RT_DEFAULT_LIGHT 3.0
+#define RT_WEAK_LIGHT    1e-3
+
+/* A rough irradiance the scene's own lights (not the default one) give the
+ * geometry that matters (rt_scene_frame_bounds(), centre c, radius r): a
+ * directional light its luminance; a point or spot light its luminance over
+ * its squared distance to c, taken as at least (r / 2)^2; emitters their
+ * flux (pi x area x luminance) spread over a sphere of radius r. Within an
+ * order of magnitude for a lit room; what it must tell apart is light from
+ * almost none. */
+double rt_scene_light_estimate(const rt_scene *s);
 
 /* The box that framing looks at: along each axis, the 2nd to the 98th
  * percentile of the triangles' corners (of up to 65536 triangles evenly

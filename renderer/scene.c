@@ -995,35 +995,10 @@ lights_load(const struct aiScene *ai, rt_scene *s)
         }
         s->nlights++;
     }
-    if (s->nlights == 0) { /* ambient and area lights only: default_light() makes one */
+    if (s->nlights == 0) { /* ambient and area lights only: none kept (rt__scene_default_light()) */
         free(s->lights);
         s->lights = NULL;
     }
-    return RT_OK;
-}
-
-/* A scene with nothing to light it, no punctual light and no emissive
- * material, gets one, so a renderer that lights by the scene's lights still
- * shows it: a white directional light from over the camera's left
- * shoulder, 3 lux (a white diffuse surface facing it comes out near 1). */
-static rt_result
-default_light(rt_scene *s)
-{
-    if (s->nlights)
-        return RT_OK;
-    for (uint32_t m = 0; m < s->nmaterials; m++)
-        for (int c = 0; c < 3; c++)
-            if (s->materials[m].emissive[c] > 0)
-                return RT_OK;
-    s->lights = calloc(1, sizeof *s->lights);
-    if (!s->lights)
-        return RT_ERR_NOMEM;
-    rt_light *l = &s->lights[0];
-    l->kind = RT_LIGHT_DIRECTIONAL;
-    l->color[0] = l->color[1] = l->color[2] = 3;
-    s->nlights = 1;
-    s->default_light = true;
-    rt__scene_aim_default_light(s);
     return RT_OK;
 }
 
@@ -1199,7 +1174,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
         r = RT_ERR_FORMAT;
         goto out;
     }
-    if ((r = lights_load(ai, pub)) != RT_OK || (r = default_light(pub)) != RT_OK)
+    if ((r = lights_load(ai, pub)) != RT_OK || (r = rt__scene_default_light(pub)) != RT_OK)
         goto fail;
     goto out;
 fail:

@@ -20,9 +20,14 @@ struct aiScene;
 rt_result rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
                           rt_scene **out, char err[RT_ERR_LEN]);
 
-/* Points the default light (s->default_light) from behind the camera's
- * right shoulder, forward and down (framing.c; the import and
- * rt_scene_frame() call it). */
+/* Adds the default light (s->default_light, the last of s->lights) when
+ * rt_scene_light_estimate() is under RT_WEAK_LIGHT of it, saying so in
+ * s->warning when the scene had lights of its own. RT_OK or
+ * RT_ERR_NOMEM. */
+rt_result rt__scene_default_light(rt_scene *s);
+
+/* Points the default light from behind the camera's right shoulder,
+ * forward and down (the import and rt_scene_frame() call it). */
 void rt__scene_aim_default_light(rt_scene *s);
 
 #endif

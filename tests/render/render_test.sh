@@ -701,6 +701,47 @@ framing)
         grep -q "is not" "$tmp/err" || fail "$bad: $(cat "$tmp/err")"
     done
     ;;
+lighting)
+    # Lighting that shows a scene: one lit only by a few small emitters in a
+    # large room (black before) gets the default light as well, and says so;
+    # a well-lit one does not. A black image is named, with its likely cause.
+    imgstat=$testdata # this case's fifth argument
+    room() { # room LAMP-SIZE: a 20x20 floor and three square lamps LAMP-SIZE across, 2 up
+        awk -v s="$1" 'BEGIN { print "mtllib e.mtl"; print "usemtl white"; n = 0
+            for (i = 0; i < 20; i++) for (j = 0; j < 20; j++) { x = i - 10; z = j - 10
+                printf "v %d 0 %d\nv %d 0 %d\nv %d 0 %d\nv %d 0 %d\n", x, z, x + 1, z, x + 1, z + 1, x, z + 1
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 4, n + 3, n + 1, n + 3, n + 2; n += 4 }
+            print "usemtl lamp"
+            for (k = 0; k < 3; k++) { x = -5 + 5 * k
+                printf "v %g 2 0\nv %g 2 0\nv %g 2 %g\nv %g 2 %g\n", x, x + s, x + s, s, x, s
+                printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4 } }'
+    }
+    printf 'newmtl white\nKd 0.8 0.8 0.8\nnewmtl lamp\nKd 0 0 0\nKe 2 2 2\n' >"$tmp/e.mtl"
+    room 0.1 >"$tmp/dim.obj"
+    room 4 >"$tmp/lit.obj"
+    mean() { "$imgstat" "$1" | sed 's/.* mean=[^,]*,\([^,]*\),.*/\1/'; }
+    "$render" -t 2 -r 48 36 --spp 4 -o "$tmp/dim.exr" "$tmp/dim.obj" 2>"$tmp/err" || fail "dim: exit $?"
+    grep -q "lights are too weak to show it (about .* of the default light's irradiance): the default light is added" "$tmp/err" ||
+        fail "dim: no word of the default light: $(cat "$tmp/err")"
+    awk -v m="$(mean "$tmp/dim.exr")" 'BEGIN { exit !(m > 0.05) }' || fail "dim: still dark: mean $(mean "$tmp/dim.exr")"
+    "$render" -t 2 -r 48 36 --spp 4 -o "$tmp/lit.exr" "$tmp/lit.obj" 2>"$tmp/err" || fail "lit: exit $?"
+    [ ! -s "$tmp/err" ] || fail "lit: $(cat "$tmp/err")"
+    # Near-black images, each with its cause; --quiet says nothing.
+    "$render" -t 2 -r 32 24 --spp 1 --camera-pos 0,50,0 --look-at 0,100,0 -o "$tmp/a.png" \
+        "$tmp/lit.obj" 2>"$tmp/err" || fail "away: exit $?"
+    grep -q "a.png is black: the camera sees no geometry" "$tmp/err" || fail "away: $(cat "$tmp/err")"
+    "$render" -t 2 -r 32 24 --spp 1 --exposure -30 -o "$tmp/b.png" "$tmp/lit.obj" 2>"$tmp/err" ||
+        fail "exposure: exit $?"
+    grep -q "b.png is nearly black (mean luminance .*): --exposure -30" "$tmp/err" || fail "exposure: $(cat "$tmp/err")"
+    printf 'newmtl white\nKd 0 0 0\nnewmtl lamp\nKd 0 0 0\n' >"$tmp/e.mtl" # all black
+    "$render" -t 2 -r 32 24 --spp 1 --integrator eyelight -o "$tmp/c.exr" "$tmp/lit.obj" 2>"$tmp/err" ||
+        fail "black: exit $?"
+    grep -q "c.exr is nearly black (mean luminance .*): the surfaces in view are black" "$tmp/err" ||
+        fail "black: $(cat "$tmp/err")"
+    "$render" --quiet -t 2 -r 32 24 --spp 1 --integrator eyelight -o "$tmp/c.exr" "$tmp/lit.obj" 2>"$tmp/err" ||
+        fail "quiet: exit $?"
+    [ ! -s "$tmp/err" ] || fail "--quiet: $(cat "$tmp/err")"
+    ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
     # run at most one per CPU, and their buffers go back to the system.
