@@ -243,8 +243,9 @@ typedef struct run {
     char            *embedded;
     /* While textures_start() checks the --envmap: that file's problem, which
      * is the run's error, not a texture's warning. */
-    ustr envmap_checking;
-    char envmap_error[TEX_ERR_LEN];
+    ustr   envmap_checking;
+    char   envmap_error[TEX_ERR_LEN];
+    double start; /* rt_now() at the start of main() */
 } run;
 
 /* The texture system's report of a file it cannot use: "texture: NAME:
@@ -407,6 +408,28 @@ dark_warn(const rt_options *o, const rt_image *img, const rt_render_stats *st)
                     : "the surfaces in view are black");
 }
 
+/* The last line of a run that wrote its image, on a terminal or not: what
+ * was written, how large, and how long the whole run took. */
+static void
+done_say(const run *u)
+{
+    const rt_options *o = &u->o;
+    struct stat       st;
+    char              size[32] = "";
+    if (stat(o->output, &st) == 0) {
+        double b = (double)st.st_size;
+        if (b < 1024)
+            snprintf(size, sizeof size, ", %.0f bytes", b);
+        else if (b < 1 << 20)
+            snprintf(size, sizeof size, ", %.1f KB", b / 1024);
+        else
+            snprintf(size, sizeof size, ", %.1f MB", b / (1 << 20));
+    }
+    fprintf(stderr, "render: wrote %s: %ux%u, %u spp%s%s%s, in %.2f s (render %.2f s)\n", o->output,
+            o->width, o->height, o->spp, size, o->stats_json ? "; and " : "",
+            o->stats_json ? o->stats_json : "", rt_now() - u->start, u->stats->render_secs);
+}
+
 /* The render, and on rank 0 (or the one process) the image and reports.
  * Returns the exit status. */
 static int
@@ -448,6 +471,8 @@ run_render(run *u)
     if (r == RT_OK && o->stats_json &&
         rt_report_json(o, u->stats, u->ts, u->strings, o->stats_json, err))
         fprintf(stderr, "render: %s: %s\n", o->stats_json, err), r = RT_ERR_OPEN;
+    if (r == RT_OK && !u->img.done && !o->quiet)
+        done_say(u);
     if (r == RT_OK && u->img.done)
         return 128 + (signalled ? signalled : SIGINT); /* 130 or 143, as a shell reports it */
     return r == RT_OK ? 0 : 1;
@@ -456,7 +481,7 @@ run_render(run *u)
 int
 main(int argc, char **argv)
 {
-    run u = {0};
+    run u = {.start = rt_now()};
     int rc = rt_options_parse(argc, argv, &u.o);
     if (rc >= 0)
         return rc;

@@ -252,6 +252,15 @@ per_sec(uint64_t n, double secs)
     return secs > 0 ? (double)n / secs : 0;
 }
 
+/* Where the view rendered came from: "file", "auto" or "command line". */
+static const char *
+camera_from(const rt_options *o, const rt_render_stats *s)
+{
+    if (s->camera.from_file)
+        return "file";
+    return o->has_camera_pos || o->has_look_at || o->has_fov ? "command line" : "auto";
+}
+
 void
 rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, ustr_table *strings,
                 FILE *f)
@@ -266,6 +275,8 @@ rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts, u
             o->width, o->height, o->spp, s->threads, rt_integrator_name(o->integrator),
             rt_texture_mode_name(o->texture_mode), rt_intern_mode_name(o->intern),
             rt_open_mode_name(o->open), ustr_lock_name(o->lock));
+    fprintf(f, "  scene: %u triangles, %u meshes, %u instances, %u lights, camera from %s\n",
+            s->ntris, s->nmeshes, s->ninstances, s->nlights, camera_from(o, s));
     fprintf(f, "  time: scene %.3f s, BVH %.3f s, render %.3f s\n", s->load_secs, s->bvh_secs,
             s->render_secs);
     fprintf(f,
@@ -363,6 +374,9 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
     struct rusage ru; /* the process's peak resident memory so far: everything it held */
     uint64_t      peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
     fprintf(f, " \"peak_rss\": %" PRIu64 ",\n", peak_rss);
+    fprintf(f,
+            " \"scene\": {\"triangles\": %u, \"meshes\": %u, \"instances\": %u, \"lights\": %u},\n",
+            s->ntris, s->nmeshes, s->ninstances, s->nlights);
     const rt_camera *c = &s->camera;
     fprintf(f,
             " \"camera\": {\"position\": [%.9g, %.9g, %.9g], \"forward\": [%.9g, %.9g, %.9g],"
@@ -370,10 +384,7 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
             " \"up_axis\": \"%s\", \"view\": \"%s\"},\n",
             c->position[0], c->position[1], c->position[2], c->forward[0], c->forward[1],
             c->forward[2], c->up[0], c->up[1], c->up[2], c->yfov * 180 / 3.14159265358979323846,
-            c->from_file                                        ? "file"
-            : o->has_camera_pos || o->has_look_at || o->has_fov ? "command line"
-                                                                : "auto",
-            rt_up_axis_name(o->up), rt_view_name(o->view));
+            camera_from(o, s), rt_up_axis_name(o->up), rt_view_name(o->view));
     fprintf(f, " \"max_depth\": %u, \"light_sampling\": \"%s\", \"envmap\": ", o->max_depth,
             rt_light_sampling_name(o->light_sampling));
     rt_json_string(f, o->envmap);

@@ -467,16 +467,39 @@ worker_main(void *arg)
     return NULL;
 }
 
+/* Seconds as a person reads them: "8.2 s", "3 min 05 s", "2 h 01 min". */
 static void
-progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, bool final)
+secs_text(double t, char *buf, size_t n)
+{
+    if (t < 60)
+        snprintf(buf, n, "%.1f s", t);
+    else if (t < 3600)
+        snprintf(buf, n, "%d min %02d s", (int)(t / 60), (int)fmod(t, 60));
+    else
+        snprintf(buf, n, "%d h %02d min", (int)(t / 3600), (int)fmod(t / 60, 60));
+}
+
+/* The progress bar, on a terminal: tiles done, time so far, and the time
+ * left at the rate so far (once a tile is done). */
+static void
+progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, double t0, bool final)
 {
     if (o->quiet || !isatty(STDERR_FILENO))
         return;
     /* Relaxed: display only. */
     uint32_t d = atomic_load_explicit(done, memory_order_relaxed);
     int      bar = (int)(40.0 * d / total);
-    fprintf(stderr, "\rrender: [%.*s%*s] %3u%%", bar, "########################################",
-            40 - bar, "", (unsigned)(100.0 * d / total));
+    double   elapsed = rt_now() - t0;
+    char     so_far[32], left[48] = "";
+    secs_text(elapsed, so_far, sizeof so_far);
+    if (d > 0 && d < total) {
+        char t[32];
+        secs_text(elapsed * (total - d) / d, t, sizeof t);
+        snprintf(left, sizeof left, ", about %s left", t);
+    }
+    fprintf(stderr, "\rrender: [%.*s%*s] %3u%%  %s%s\033[K", bar,
+            "########################################", 40 - bar, "", (unsigned)(100.0 * d / total),
+            so_far, left);
     if (final)
         fputc('\n', stderr);
 }
@@ -492,6 +515,7 @@ typedef struct job_board {
     const rt__env        *env;
     const rt_tile_source *src;
     uint32_t              nopens, tiles_x, ntiles;
+    double                start; /* rt_now() when the workers started */
 } job_board;
 
 /* Waits until every worker has left: showing progress every 20 ms, or,
@@ -508,7 +532,7 @@ wait_workers(const rt_options *o, job_board *jb)
         if (jb->src)
             jb->src->poll(jb->src->ctx);
         else
-            progress(o, &jb->done, jb->ntiles, false);
+            progress(o, &jb->done, jb->ntiles, jb->start, false);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += step_ns;
@@ -535,6 +559,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     }
     v3       diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
     unsigned started = 0;
+    jb->start = rt_now();
     for (unsigned i = 0; i < o->threads; i++) {
         w[i] = (rt__worker){.o = o,
                             .s = scene,
@@ -574,7 +599,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     for (unsigned i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
     if (!jb->src)
-        progress(o, &jb->done, jb->ntiles, true);
+        progress(o, &jb->done, jb->ntiles, jb->start, true);
     /* From the first rt__worker's start to the last one's end, as the workers
      * read the clock: the main thread's polling does not count. */
     double first = w[0].start, last = w[0].end;
@@ -696,6 +721,8 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
         rt__view v;
         rt__view_setup(o, scene, &v);
         view_report(o, scene, &v, &stats->camera);
+        stats->ntris = scene->ntris, stats->nmeshes = scene->nmeshes;
+        stats->ninstances = scene->ninstances, stats->nlights = scene->nlights;
         jb.opens = opens, jb.needs = needs, jb.lights = lights, jb.env = &env;
         jb.done_map = img->done;
         jb.src = src;

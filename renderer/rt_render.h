@@ -46,7 +46,10 @@ typedef struct rt_render_stats {
     /* The view rendered: position, forward, up (the image's), vertical
      * field; from_file: the scene's own camera, unchanged by the command
      * line. */
-    rt_camera     camera;
+    rt_camera camera;
+    /* The scene rendered: triangles, meshes, their instances, lights (the
+     * default one included). */
+    uint32_t      ntris, nmeshes, ninstances, nlights;
     rt_rank_stats ranks[RT_MAX_RANKS];
 } rt_render_stats;
 

@@ -100,8 +100,9 @@ typedef struct rt_scene {
     char    *path;   /* as given */
     char    *folder; /* textures resolve against this */
     uint32_t nverts, ntris;
-    float   *positions; /* 3 per vertex */
-    float   *normals;   /* 3 per vertex, normalised (computed if the file has none) */
+    uint32_t nmeshes, ninstances; /* meshes with triangles; their placements in the hierarchy */
+    float   *positions;           /* 3 per vertex */
+    float   *normals;             /* 3 per vertex, normalised (computed if the file has none) */
     /* (s, t) as tex_lookup() takes them: (0, 0) is the image's top-left
      * (glTF's convention; OBJ's v is flipped on import). */
     float *uvs;  /* 2 per vertex, UV set 0; zero where the file has none */

@@ -60,13 +60,14 @@ typedef struct mesh_join {
 typedef struct walk {
     const struct aiScene *ai;
     scene_priv           *s;
-    mesh_join            *joins;         /* one per ai->mMeshes[], made by the count */
-    bool                  uv1;           /* the scene keeps UV set 1 */
-    uint64_t              nverts, ntris; /* counted, or filled so far */
-    bool                  fill;          /* false: count only */
-    rt_result             r;             /* the count's first failure */
-    bool                  far;           /* a vertex beyond RT_MAX_COORD, or not finite */
-    double                far_at[3];     /* the first such vertex */
+    mesh_join            *joins;               /* one per ai->mMeshes[], made by the count */
+    bool                  uv1;                 /* the scene keeps UV set 1 */
+    uint64_t              nverts, ntris;       /* counted, or filled so far */
+    uint32_t              nmeshes, ninstances; /* by the count */
+    bool                  fill;                /* false: count only */
+    rt_result             r;                   /* the count's first failure */
+    bool                  far;                 /* a vertex beyond RT_MAX_COORD, or not finite */
+    double                far_at[3];           /* the first such vertex */
 } walk;
 
 const char *
@@ -531,8 +532,12 @@ walk_node(walk *w, const struct aiNode *node, const xform *parent)
         if (w->fill) {
             mesh_append(w, m, j, &x);
         } else {
-            if (!j->done && (w->r = mesh_join_make(m, w->uv1, j)) != RT_OK)
-                return;
+            if (!j->done) {
+                if ((w->r = mesh_join_make(m, w->uv1, j)) != RT_OK)
+                    return;
+                w->nmeshes++;
+            }
+            w->ninstances++;
             w->nverts += j->nkept;
             w->ntris += mesh_tris(m);
         }
@@ -1148,11 +1153,14 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
         goto fail;
     for (int k = 0; k < 3; k++)
         pub->bounds_min[k] = INFINITY, pub->bounds_max[k] = -INFINITY;
+    uint32_t nmeshes = w.nmeshes, ninstances = w.ninstances; /* the count's */
     w = (walk){.ai = ai, .s = s, .joins = joins, .uv1 = uv1, .fill = true};
     xform id = xform_identity();
     walk_node(&w, ai->mRootNode, &id);
     pub->nverts = (uint32_t)w.nverts;
     pub->ntris = (uint32_t)w.ntris;
+    pub->nmeshes = nmeshes;
+    pub->ninstances = ninstances;
 
     if (w.far) {
         snprintf(err, RT_ERR_LEN,

@@ -725,7 +725,10 @@ lighting)
         fail "dim: no word of the default light: $(cat "$tmp/err")"
     awk -v m="$(mean "$tmp/dim.exr")" 'BEGIN { exit !(m > 0.05) }' || fail "dim: still dark: mean $(mean "$tmp/dim.exr")"
     "$render" -t 2 -r 48 36 --spp 4 -o "$tmp/lit.exr" "$tmp/lit.obj" 2>"$tmp/err" || fail "lit: exit $?"
-    [ ! -s "$tmp/err" ] || fail "lit: $(cat "$tmp/err")"
+    # One line, piped or not: what was written, its size, spp and time.
+    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "lit: $(cat "$tmp/err")"
+    grep -Eq "^render: wrote $tmp/lit.exr: 48x36, 4 spp, [0-9.]+ (bytes|KB|MB), in [0-9.]+ s \(render [0-9.]+ s\)$" \
+        "$tmp/err" || fail "lit: the last line: $(cat "$tmp/err")"
     # Near-black images, each with its cause; --quiet says nothing.
     "$render" -t 2 -r 32 24 --spp 1 --camera-pos 0,50,0 --look-at 0,100,0 -o "$tmp/a.png" \
         "$tmp/lit.obj" 2>"$tmp/err" || fail "away: exit $?"
@@ -741,6 +744,11 @@ lighting)
     "$render" --quiet -t 2 -r 32 24 --spp 1 --integrator eyelight -o "$tmp/c.exr" "$tmp/lit.obj" 2>"$tmp/err" ||
         fail "quiet: exit $?"
     [ ! -s "$tmp/err" ] || fail "--quiet: $(cat "$tmp/err")"
+    # --stats counts the scene (assimp splits the OBJ by material; the default light).
+    "$render" --quiet --stats -t 2 -r 32 24 --spp 1 -o "$tmp/c.exr" "$tmp/lit.obj" 2>"$tmp/err" ||
+        fail "stats: exit $?"
+    grep -q "scene: 806 triangles, 2 meshes, 2 instances, 1 lights, camera from auto" "$tmp/err" ||
+        fail "stats: $(cat "$tmp/err")"
     ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
