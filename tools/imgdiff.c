@@ -3,7 +3,11 @@
  * --tolerance (in linear light, 0..1 for 8-bit images); the images match
  * when at most --max-fail pixels fail.
  *
- *   imgdiff [--tolerance E] [--max-fail N] [--quiet] A B
+ *   imgdiff [--tolerance E] [--max-fail N] [--quiet] [--diff OUT [--diff-scale K]] A B
+ *
+ * --diff writes |A - B| per channel, times K (default 1), as OUT (.png:
+ * 8-bit sRGB, so a difference of 0.01 at K 10 shows as mid grey; .exr:
+ * half floats, exact), written whether or not the images match.
  *
  * Prints one line: "imgdiff: match: 3 of 65536 pixels over 0.005 (max 0.0123
  * at 10,20)" or "imgdiff: differ: ...". Exit 0 on a match, 1 when they
@@ -20,10 +24,12 @@
 static void
 usage(FILE *f)
 {
-    fputs("usage: imgdiff [--tolerance E] [--max-fail N] [--quiet] A B\n"
+    fputs("usage: imgdiff [--tolerance E] [--max-fail N] [--quiet] [--diff OUT] A B\n"
           "  --tolerance E   largest per-channel difference that still passes (default 0)\n"
           "  --max-fail N    pixels allowed over the tolerance (default 0)\n"
-          "  --quiet         print nothing; the exit status says it\n",
+          "  --quiet         print nothing; the exit status says it\n"
+          "  --diff OUT      write |A - B| per channel as OUT (.png or .exr)\n"
+          "  --diff-scale K  multiply the difference image by K (default 1)\n",
           f);
 }
 
@@ -39,17 +45,47 @@ read_linear(const char *path, tex_image *out)
     return true;
 }
 
+/* |a - b| per channel, times scale, written to path; false (one line
+ * said) when it cannot be. */
+static bool
+diff_write(const char *path, const tex_image *a, const tex_image *b, float scale)
+{
+    char      err[TEX_ERR_LEN];
+    tex_image d;
+    if (tex_image_alloc(&d, a->width, a->height, a->nchannels, TEX_TYPE_FLOAT, err) != TEX_OK) {
+        fprintf(stderr, "imgdiff: %s: %s\n", path, err);
+        return false;
+    }
+    const float *fa = a->pixels, *fb = b->pixels;
+    float       *fd = d.pixels;
+    size_t       n = (size_t)a->width * a->height * a->nchannels;
+    for (size_t i = 0; i < n; i++)
+        fd[i] = scale * fabsf(fa[i] - fb[i]);
+    if (a->nchannels == 2 || a->nchannels == 4) /* opaque: alpha's difference is in the counts */
+        for (size_t i = a->nchannels - 1; i < n; i += a->nchannels)
+            fd[i] = 1;
+    tex_result r = tex_image_write_linear(path, &d, 1, err);
+    tex_image_free(&d);
+    if (r != TEX_OK)
+        fprintf(stderr, "imgdiff: %s: %s\n", path, err);
+    return r == TEX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"tolerance", required_argument, NULL, 't'},
                                              {"max-fail", required_argument, NULL, 'm'},
                                              {"quiet", no_argument, NULL, 'q'},
+                                             {"diff", required_argument, NULL, 'd'},
+                                             {"diff-scale", required_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     double                     tolerance = 0;
     long                       max_fail = 0;
     bool                       quiet = false;
+    const char                *diff = NULL;
+    double                     diff_scale = 1;
     int                        c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         char *end = NULL;
@@ -70,6 +106,16 @@ main(int argc, char **argv)
             break;
         case 'q':
             quiet = true;
+            break;
+        case 'd':
+            diff = optarg;
+            break;
+        case 's':
+            diff_scale = strtod(optarg, &end);
+            if (*end || !(diff_scale > 0) || isinf(diff_scale)) {
+                fprintf(stderr, "imgdiff: bad --diff-scale '%s'\n", optarg);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -117,6 +163,8 @@ main(int argc, char **argv)
         }
     }
     rc = failed <= max_fail ? 0 : 1;
+    if (diff && !diff_write(diff, &a, &b, (float)diff_scale))
+        rc = 1;
     if (!quiet)
         printf("imgdiff: %s: %ld of %lu pixels over %g (max %g at %u,%u)\n",
                rc ? "differ" : "match", failed, (unsigned long)a.width * a.height, tolerance, worst,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # imgdiff: matches, differences, tolerance, failing-pixel budget, size
-# mismatch, unreadable files and bad flags (exit 0 / 1 / 2 and one line).
+# mismatch, unreadable files and bad flags (exit 0 / 1 / 2 and one line);
+# its difference image; imgconvert's exposure.
 set -u
-imgdiff=$1 texgen=$2 maketx=$3
+imgdiff=$1 texgen=$2 maketx=$3 imgconvert=$4
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,7 +33,32 @@ err=$("$imgdiff" "$a" "$small" 2>&1); rc=$?
 err=$("$imgdiff" "$a" "$tmp/none.png" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$err" = "imgdiff: $tmp/none.png: cannot open: No such file or directory" ] ||
     fail "missing file: exit $rc, '$err'"
-for args in "" "$a" "--tolerance -1 $a $b" "--max-fail x $a $b" "--bogus $a $b"; do
+# The difference image: |A - B| x K. The EXR made brighter by one stop
+# (imgconvert) differs from its PNG by the PNG's own values; a PNG differs
+# from itself by black.
+"$imgconvert" --exposure 1 "$tmp/a.exr" "$tmp/a2.exr" || fail "imgconvert to EXR: exit $?"
+"$imgconvert" --exposure -1 "$tmp/a2.exr" "$tmp/a1.exr" || fail "imgconvert back: exit $?"
+"$imgdiff" --quiet "$tmp/a.exr" "$tmp/a1.exr" || fail "two stops up and down changed the image"
+"$imgdiff" --quiet --diff "$tmp/d.exr" "$tmp/a2.exr" "$tmp/a.exr" && fail "a brighter image matched"
+"$imgdiff" --quiet --tolerance 0.002 "$tmp/d.exr" "$tmp/a.exr" || fail "the difference is not A"
+"$imgdiff" --quiet --diff "$tmp/z.png" --diff-scale 10 "$a" "$a" || fail "diff of a file with itself"
+"$imgconvert" "$tmp/z.png" "$tmp/z.exr" || fail "imgconvert PNG to EXR"
+"$imgconvert" --exposure -64 "$a" "$tmp/black.png" || fail "imgconvert --exposure -64"
+"$imgdiff" --quiet "$tmp/z.png" "$tmp/black.png" || fail "the difference of a file with itself is not black"
+# A viewable PNG of an EXR: the same pixels within 8-bit rounding.
+"$imgconvert" "$tmp/a.exr" "$tmp/view.png" || fail "imgconvert EXR to PNG"
+"$imgdiff" --quiet --tolerance 0.004 "$tmp/view.png" "$a" || fail "imgconvert changed the pixels"
+err=$("$imgconvert" "$a" "$tmp/x.jpg" 2>&1); rc=$?
+[ $rc = 2 ] && [[ $err == *"x.jpg: not a .png or .exr name"* ]] || fail "imgconvert to .jpg: $rc '$err'"
+err=$("$imgconvert" "$tmp/none.exr" "$tmp/x.png" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $err == *"none.exr: cannot open"* ]] || fail "imgconvert of nothing: $rc '$err'"
+for args in "" "$a" "--exposure x $a $tmp/y.png" "--exposure 100 $a $tmp/y.png"; do
+    # shellcheck disable=SC2086
+    "$imgconvert" $args >/dev/null 2>&1; rc=$?
+    [ $rc = 2 ] || fail "imgconvert '$args': exit $rc, expected 2"
+done
+for args in "" "$a" "--tolerance -1 $a $b" "--max-fail x $a $b" "--bogus $a $b" \
+    "--diff-scale 0 $a $b"; do
     # shellcheck disable=SC2086
     "$imgdiff" $args >/dev/null 2>&1; rc=$?
     [ $rc = 2 ] || fail "'$args': exit $rc, expected 2"

@@ -1,0 +1,47 @@
+/* Writing an image whatever its format: the name's extension decides. */
+#include "tex_exr.h"
+#include "tex_image.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Whether path ends in ext, in any case. */
+static bool
+ends_with(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcasecmp(path + n - e, ext) == 0;
+}
+
+tex_result
+tex_image_write_linear(const char *path, const tex_image *img, float scale, char err[TEX_ERR_LEN])
+{
+    bool png = ends_with(path, ".png"), exr = ends_with(path, ".exr");
+    if (!png && !exr) {
+        snprintf(err, TEX_ERR_LEN, "not a .png or .exr name");
+        return TEX_ERR_INVALID;
+    }
+    if (img->type != TEX_TYPE_FLOAT || img->srgb) {
+        snprintf(err, TEX_ERR_LEN, "not a linear float image");
+        return TEX_ERR_INVALID;
+    }
+    tex_image  scaled, out;
+    tex_result r =
+        tex_image_alloc(&scaled, img->width, img->height, img->nchannels, TEX_TYPE_FLOAT, err);
+    if (r != TEX_OK)
+        return r;
+    const float *in = img->pixels;
+    float       *to = scaled.pixels;
+    for (size_t i = 0; i < (size_t)img->width * img->height * img->nchannels; i++) {
+        bool alpha = (img->nchannels == 2 && i % 2 == 1) || (img->nchannels == 4 && i % 4 == 3);
+        to[i] = alpha ? in[i] : in[i] * scale; /* alpha is coverage, not light */
+    }
+    r = tex_image_convert(&scaled, png ? TEX_TYPE_U8 : TEX_TYPE_HALF, png, &out, err);
+    tex_image_free(&scaled);
+    if (r != TEX_OK)
+        return r;
+    r = png ? tex_png_write(path, &out, err) : tex_exr_write_scanline(path, &out, NULL, 0, err);
+    tex_image_free(&out);
+    return r;
+}
