@@ -28,10 +28,12 @@ remove_dir(void)
 static bool
 check(const char *path)
 {
-    char      required[RT_ERR_LEN], err[RT_ERR_LEN];
-    rt_result r = rt__gltf_precheck(path, required, err);
+    char      required[RT_ERR_LEN], used[RT_ERR_LEN], err[RT_ERR_LEN];
+    rt_result r = rt__gltf_precheck(path, required, used, err);
     if (!memchr(required, '\0', sizeof required) || strchr(required, '\n'))
         fuzz_fail("the required extensions are not one line");
+    if (!memchr(used, '\0', sizeof used) || strchr(used, '\n'))
+        fuzz_fail("the used extensions are not one line");
     if (r == RT_OK)
         return false;
     if (r != RT_ERR_FORMAT)

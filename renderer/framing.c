@@ -254,8 +254,7 @@ rt__scene_default_light(rt_scene *s)
                  "the scene's lights are too weak to show it (about %.2g of the default "
                  "light's irradiance): the default light is added",
                  own / RT_DEFAULT_LIGHT);
-        if (!s->warning)
-            s->warning = strdup(why); /* out of memory: no warning, the light is there */
+        rt__scene_warn(s, why);
     }
     return RT_OK;
 }

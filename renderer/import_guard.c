@@ -127,29 +127,32 @@ free(void *p)
 /* ---- JSON nesting ---- */
 
 /* One pass over a glTF's JSON: its nesting, and the names in its top-level
- * "extensionsRequired" array. Brackets inside strings do not count. */
+ * "extensionsRequired" and "extensionsUsed" arrays. Brackets inside
+ * strings do not count. */
 typedef struct json_scan {
     unsigned depth;
     bool     in_string, escaped;
-    bool     after_required; /* the last top-level string was "extensionsRequired" */
-    bool     in_required;    /* inside that array */
-    char     str[32];        /* the string being read, cut to fit */
+    char    *after;   /* the list of the top-level key just read; NULL: neither */
+    char    *in_list; /* the list whose array we are in; NULL: none */
+    char     str[32]; /* the string being read, cut to fit */
     size_t   nstr;
-    char    *required; /* the array's strings, ", " between them (RT_ERR_LEN) */
+    char    *required, *used; /* the arrays' strings, ", " between them (RT_ERR_LEN) */
 } json_scan;
 
-/* One string ended: a top-level key to remember, or a required name. */
+/* One string ended: a top-level key to remember, or a name of a list. */
 static void
 json_string_end(json_scan *j)
 {
     j->str[j->nstr < sizeof j->str ? j->nstr : sizeof j->str - 1] = '\0';
-    if (j->depth == 1)
-        j->after_required = strcmp(j->str, "extensionsRequired") == 0;
-    else if (j->in_required && j->depth == 2) {
+    if (j->depth == 1) {
+        j->after = strcmp(j->str, "extensionsRequired") == 0 ? j->required
+                   : strcmp(j->str, "extensionsUsed") == 0   ? j->used
+                                                             : NULL;
+    } else if (j->in_list && j->depth == 2) {
         char   shown[4 * sizeof j->str]; /* the file's bytes, made safe to print */
-        size_t n = strlen(j->required);
+        size_t n = strlen(j->in_list);
         tex_name_printable(shown, sizeof shown, j->str);
-        snprintf(j->required + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", shown);
+        snprintf(j->in_list + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", shown);
     }
 }
 
@@ -172,12 +175,12 @@ json_byte(json_scan *j, char c)
     } else if (c == '"') {
         j->in_string = true, j->nstr = 0;
     } else if (c == '[' || c == '{') {
-        j->in_required = j->depth == 1 && c == '[' && j->after_required;
+        j->in_list = j->depth == 1 && c == '[' ? j->after : NULL;
         if (++j->depth > RT_MAX_JSON_DEPTH)
             return true;
     } else if ((c == ']' || c == '}') && j->depth > 0) {
         if (--j->depth == 1)
-            j->in_required = j->after_required = false;
+            j->in_list = j->after = NULL;
     }
     return false;
 }
@@ -210,9 +213,10 @@ le32(const unsigned char *p)
 }
 
 rt_result
-rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_LEN])
+rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char used[RT_ERR_LEN],
+                  char err[RT_ERR_LEN])
 {
-    required[0] = '\0';
+    required[0] = used[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return RT_OK;
@@ -226,7 +230,7 @@ rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_L
         memcmp(head + 16, "JSON", 4) == 0) {
         start = sizeof head, len = le32(head + 12), gltf = true;
     }
-    json_scan j = {.required = required};
+    json_scan j = {.required = required, .used = used};
     bool      deep = gltf && json_too_deep(fd, start, len, &j, &at);
     close(fd);
     if (!deep)

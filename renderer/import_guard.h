@@ -53,10 +53,11 @@ bool rt__import_budget_stop(uint64_t *asked, uint64_t *budget);
  * (the import will say why), is RT_OK. Reads the file once, in blocks.
  * `required` gets the names in the file's top-level "extensionsRequired"
  * (", " between them, each cut to 31 bytes and made printable by
- * tex_name_printable(); "" for none), for a failed
- * import to name: assimp reads none of them, and a file that needs one it
- * lacks fails with a message about something else. */
-rt_result rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char err[RT_ERR_LEN]);
+ * tex_name_printable(); "" for none), for a failed import to name (a file
+ * that needs an extension assimp lacks fails with a message about something
+ * else) and for the renderer to check; `used` those of "extensionsUsed". */
+rt_result rt__gltf_precheck(const char *path, char required[RT_ERR_LEN], char used[RT_ERR_LEN],
+                            char err[RT_ERR_LEN]);
 
 /* Runs fn(arg) on a thread with the import's large stack and waits for it.
  * An overflow of that stack ends the process as said above, `name` being

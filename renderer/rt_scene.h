@@ -64,9 +64,12 @@ typedef struct rt_material {
                            * the largest component of Ks (none: 0, Lambert) */
     float emissive[3];    /* linear, already scaled by strength */
     float normal_scale, occlusion_strength;
-    float alpha_cutoff; /* < 0: opaque (glTF OPAQUE, BLEND); else MASK at
+    float alpha_cutoff; /* < 0: opaque (glTF OPAQUE) or blended; else MASK at
                          * this cutoff (glTF alphaCutoff, default 0.5; an
                          * OBJ map_d gives 0.5 on the opacity slot) */
+    bool alpha_blend;   /* glTF BLEND: stochastic transparency, each hit kept
+                         * with probability alpha (so a pixel's samples
+                         * average to the blend) */
     bool            double_sided;
     rt_texture_slot slots[RT_SLOT_COUNT];
 } rt_material;

@@ -827,12 +827,15 @@ material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
                           k == RT_SLOT_OCCLUSION || k == RT_SLOT_OPACITY;
     }
 
-    /* glTF alphaMode MASK cuts at alphaCutoff (default 0.5). An OBJ map_d
-     * is a cut-out too: 0.5 on its opacity. BLEND renders opaque. */
+    /* glTF alphaMode MASK cuts at alphaCutoff (default 0.5); BLEND is
+     * stochastic transparency. An OBJ map_d is a cut-out: 0.5 on its
+     * opacity. */
     m->alpha_cutoff = -1.0f;
-    if (aiGetMaterialString(mat, AI_MATKEY_GLTF_ALPHAMODE, &str) == aiReturn_SUCCESS &&
-        strcmp(str.data, "MASK") == 0)
+    bool mode = aiGetMaterialString(mat, AI_MATKEY_GLTF_ALPHAMODE, &str) == aiReturn_SUCCESS;
+    if (mode && strcmp(str.data, "MASK") == 0)
         m->alpha_cutoff = mat_float(mat, AI_MATKEY_GLTF_ALPHACUTOFF, 0.5f);
+    else if (mode && strcmp(str.data, "BLEND") == 0)
+        m->alpha_blend = true;
     else if (m->slots[RT_SLOT_OPACITY].filename)
         m->alpha_cutoff = 0.5f;
     return RT_OK;
@@ -1394,6 +1397,80 @@ scene_needs_tangents(const struct aiScene *ai)
     return false;
 }
 
+void
+rt__scene_warn(rt_scene *s, const char *text)
+{
+    size_t had = s->warning ? strlen(s->warning) + 2 : 0, n = had + strlen(text) + 1;
+    char  *w = malloc(n);
+    if (!w)
+        return;
+    snprintf(w, n, "%s%s%s", s->warning ? s->warning : "", had ? "; " : "", text);
+    free(s->warning);
+    s->warning = w;
+}
+
+/* The glTF extensions render implements, fully or in part (what it
+ * ignores of them), and those assimp implements or refuses to load
+ * without: whatever else a file uses is ignored. */
+static const struct {
+    const char *name;
+    const char *ignored; /* NULL: none of it */
+} gltf_extensions[] = {
+    {"KHR_lights_punctual", NULL},
+    {"KHR_materials_emissive_strength", NULL},
+    {"KHR_materials_specular", "its textures"},
+    {"KHR_mesh_quantization", NULL},      /* decoded by assimp, or the import fails */
+    {"KHR_draco_mesh_compression", NULL}, /* likewise */
+    {"EXT_meshopt_compression", NULL},    /* likewise */
+};
+
+/* For a glTF: every extension the file uses that render ignores, named
+ * once in a warning; one it requires that render ignores, an error naming
+ * it (the file says it cannot be drawn right without it). `required` and
+ * `used` as rt__gltf_precheck() gives them. */
+static rt_result
+gltf_extensions_check(rt_scene *s, const char *required, const char *used, char err[RT_ERR_LEN])
+{
+    char ignored[RT_ERR_LEN] = "", needed[RT_ERR_LEN] = "";
+    for (const char *p = used; *p;) {
+        size_t      len = strcspn(p, ",");
+        const char *part = NULL;
+        bool        known = false;
+        for (size_t k = 0; k < sizeof gltf_extensions / sizeof *gltf_extensions && !known; k++)
+            if (strlen(gltf_extensions[k].name) == len &&
+                strncmp(p, gltf_extensions[k].name, len) == 0)
+                known = true, part = gltf_extensions[k].ignored;
+        if (!known || part) {
+            size_t n = strlen(ignored);
+            snprintf(ignored + n, sizeof ignored - n, "%s%.*s%s%s%s", n ? ", " : "", (int)len, p,
+                     part ? " (" : "", part ? part : "", part ? ")" : "");
+            /* required: the whole name between separators */
+            for (const char *q = required; !known && *q;) {
+                size_t qlen = strcspn(q, ",");
+                if (qlen == len && strncmp(q, p, len) == 0) {
+                    size_t m = strlen(needed);
+                    snprintf(needed + m, sizeof needed - m, "%s%.*s", m ? ", " : "", (int)len, p);
+                }
+                q += qlen;
+                q += strspn(q, ", ");
+            }
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+    if (needed[0]) {
+        snprintf(err, RT_ERR_LEN,
+                 "needs the glTF extensions %.150s, which render does not implement", needed);
+        return RT_ERR_FORMAT;
+    }
+    if (ignored[0]) {
+        char text[RT_ERR_LEN + 64];
+        snprintf(text, sizeof text, "ignores the glTF extensions %s", ignored);
+        rt__scene_warn(s, text);
+    }
+    return RT_OK;
+}
+
 rt_result
 rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT_ERR_LEN])
 {
@@ -1501,8 +1578,8 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
     }
-    char      required[RT_ERR_LEN];
-    rt_result deep = rt__gltf_precheck(path, required, err);
+    char      required[RT_ERR_LEN], used[RT_ERR_LEN];
+    rt_result deep = rt__gltf_precheck(path, required, used, err);
     if (deep != RT_OK)
         return deep;
 
@@ -1542,6 +1619,11 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "needs the glTF extensions %.95s (%.120s)", required, job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);
+    if (job.r == RT_OK &&
+        (job.r = gltf_extensions_check(job.scene, required, used, err)) != RT_OK) {
+        rt_scene_free(job.scene);
+        job.scene = NULL;
+    }
     *out = job.scene;
     return job.r;
 }

@@ -20,6 +20,10 @@ struct aiScene;
 rt_result rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
                           rt_scene **out, char err[RT_ERR_LEN]);
 
+/* Adds `text` to s->warning ("; " after what is there). Out of memory:
+ * the warning is lost, nothing else. */
+void rt__scene_warn(rt_scene *s, const char *text);
+
 /* Adds the default light (s->default_light, the last of s->lights) when
  * rt_scene_light_estimate() is under RT_WEAK_LIGHT of it, saying so in
  * s->warning when the scene had lights of its own. RT_OK or

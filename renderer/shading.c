@@ -229,19 +229,40 @@ bool
 rt__scene_has_cutouts(const rt_scene *s)
 {
     for (uint32_t m = 0; m < s->nmaterials; m++)
-        if (s->materials[m].alpha_cutoff >= 0)
+        if (s->materials[m].alpha_cutoff >= 0 || s->materials[m].alpha_blend)
             return true;
     return false;
 }
 
-/* Whether the surface is there at (b1, b2) of `prim`: its alpha (the base
- * colour's, times an OBJ map_d's opacity) reaches the cutoff. Looked up like
- * any slot, at the finest level. */
+/* A number in [0, 1) fixed by the hit and the ray's direction: a blended
+ * surface's threshold. The same ray meets the same threshold whichever
+ * thread traces it, so the image does not depend on -t; different rays
+ * (samples) meet different ones, so they average to the blend. */
+static float
+blend_threshold(uint32_t prim, float b1, float b2, const float dir[3])
+{
+    uint32_t bits[5];
+    memcpy(&bits[0], &b1, 4), memcpy(&bits[1], &b2, 4);
+    memcpy(&bits[2], dir, 12);
+    uint64_t h = prim;
+    for (int i = 0; i < 5; i++) { /* splitmix64 steps */
+        h += 0x9E3779B97F4A7C15ULL ^ bits[i];
+        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+        h ^= h >> 31;
+    }
+    return (float)(h >> 40) * 0x1p-24f;
+}
+
+/* Whether the surface is there at (b1, b2) of `prim`, for a ray along dir:
+ * its alpha (the base colour's, times an OBJ map_d's opacity) reaches the
+ * cutoff, or for a blended material the ray's threshold. Looked up like any
+ * slot, at the finest level. */
 static bool
-alpha_passes(rt__worker *w, uint32_t prim, float b1, float b2)
+alpha_passes(rt__worker *w, uint32_t prim, float b1, float b2, const float dir[3])
 {
     const rt_material *m = &w->s->materials[w->s->material[prim]];
-    if (m->alpha_cutoff < 0)
+    if (m->alpha_cutoff < 0 && !m->alpha_blend)
         return true;
     rt__hit h;
     rt__hit_fill(w->s, prim, b1, b2, RT__NEED_UV0 | RT__NEED_UV1, &h);
@@ -250,21 +271,28 @@ alpha_passes(rt__worker *w, uint32_t prim, float b1, float b2)
     const rt_texture_slot *bs = &m->slots[RT_SLOT_BASE_COLOR], *os = &m->slots[RT_SLOT_OPACITY];
     rt__slot_eval(w, bs, h.uv[bs->uv & 1], &d, m->base_color, base);
     rt__slot_eval(w, os, h.uv[os->uv & 1], &d, one, opacity);
-    return base[3] * opacity[0] >= m->alpha_cutoff;
+    float alpha = base[3] * opacity[0];
+    if (m->alpha_blend)
+        return alpha > blend_threshold(prim, b1, b2, dir);
+    return alpha >= m->alpha_cutoff;
 }
 
 /* Embree's context filter: rejects hits where the surface is cut out.
- * Layout of RTCHitN (rtcore_ray.h): N each of Ng x, y, z, u, v, primID. */
+ * Layouts (rtcore_ray.h): RTCRayN has N each of org x, y, z, tnear, dir x,
+ * y, z, ...; RTCHitN N each of Ng x, y, z, u, v, primID. */
 static void
 alpha_filter(const struct RTCFilterFunctionNArguments *args)
 {
     const rt__ray_ctx *c = (const rt__ray_ctx *)(const void *)args->context;
     const float       *f = (const float *)(const void *)args->hit;
     const unsigned    *u = (const unsigned *)(const void *)args->hit;
+    const float       *r = (const float *)(const void *)args->ray;
     unsigned           n = args->N;
-    for (unsigned i = 0; i < n; i++)
-        if (args->valid[i] && !alpha_passes(c->w, u[5 * n + i], f[3 * n + i], f[4 * n + i]))
+    for (unsigned i = 0; i < n; i++) {
+        float dir[3] = {r[4 * n + i], r[5 * n + i], r[6 * n + i]};
+        if (args->valid[i] && !alpha_passes(c->w, u[5 * n + i], f[3 * n + i], f[4 * n + i], dir))
             args->valid[i] = 0;
+    }
 }
 
 void

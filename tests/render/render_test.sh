@@ -750,6 +750,56 @@ lighting)
     grep -q "scene: 806 triangles, 2 meshes, 2 instances, 1 lights, camera from auto" "$tmp/err" ||
         fail "stats: $(cat "$tmp/err")"
     ;;
+gltf_features)
+    # glTF: alphaMode BLEND as transparency (a red quad of alpha 0.3 before a
+    # white one averages to 0.3 red + 0.7 white; it rendered opaque red); an
+    # extension the file uses that render ignores named once in a warning; a
+    # required one, an error naming it.
+    imgstat=$testdata # this case's fifth argument
+    blend_gltf() { # blend_gltf MODE [EXTRA-MEMBERS]: a red quad of alpha 0.3 (MODE) in front of a white one
+        local b64=AAAAAAAAAAAAAIA/AACAPwAAAAAAAIA/AAAAAAAAgD8AAIA/AACAvwAAgL8AAAAAAAAAQAAAgL8AAAAAAACAvwAAAEAAAAAA
+        printf '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, 1]}],
+     "nodes": [{"mesh": 0}, {"mesh": 1}],
+     "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "material": 0}]},
+                {"primitives": [{"attributes": {"POSITION": 1}, "material": 1}]}],
+     "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [1, 0, 0, 0.3], "metallicFactor": 0},
+                    "alphaMode": "%s", "doubleSided": true},
+                   {"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "metallicFactor": 0},
+                    "doubleSided": true}],
+     "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                    "min": [0, 0, 1], "max": [1, 1, 1]},
+                   {"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3",
+                    "min": [-1, -1, 0], "max": [2, 2, 0]}],
+     "bufferViews": [{"buffer": 0, "byteLength": 36}, {"buffer": 0, "byteOffset": 36, "byteLength": 36}],
+     "buffers": [{"byteLength": 72, "uri": "data:application/octet-stream;base64,%s"}]%s}\n' "$1" "$b64" "${2:+, $2}"
+    }
+    look() { # look SCENE OUT: 16x16 pixels inside the front quad
+        "$render" --quiet -t 2 -r 16 16 --spp 256 --integrator eyelight --camera-pos 0.3,0.3,3 \
+            --look-at 0.3,0.3,0 --fov 5 -o "$2" "$1" || fail "$1: exit $?"
+        "$imgstat" "$2" | sed 's/.* mean=[^,]*,\([^,]*\),.*/\1/' # green: the white behind
+    }
+    blend_gltf BLEND >"$tmp/blend.gltf"
+    blend_gltf OPAQUE >"$tmp/opaque.gltf"
+    g=$(look "$tmp/blend.gltf" "$tmp/blend.exr")
+    awk -v g="$g" 'BEGIN { exit !(g > 0.65 && g < 0.75) }' || fail "BLEND: green $g, want 0.7"
+    g=$(look "$tmp/opaque.gltf" "$tmp/opaque.exr")
+    [ "$g" = 0 ] || fail "OPAQUE: green $g, want 0"
+    "$render" -t 2 -r 16 16 --spp 2 -o "$tmp/b1.exr" "$tmp/blend.gltf" &&
+        "$render" -t 1 --tile 4 -r 16 16 --spp 2 -o "$tmp/b2.exr" "$tmp/blend.gltf" 2>/dev/null ||
+        fail "BLEND: exit $?"
+    "$imgdiff" --quiet "$tmp/b1.exr" "$tmp/b2.exr" || fail "BLEND: the image depends on -t or --tile"
+    blend_gltf MASK '"extensionsUsed": ["KHR_texture_transform", "KHR_materials_specular",
+ "KHR_lights_punctual", "KHR_materials_emissive_strength"]' >"$tmp/used.gltf"
+    "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/u.png" "$tmp/used.gltf" 2>"$tmp/err" || fail "used: exit $?"
+    [ "$(grep -c "ignores the glTF extensions KHR_texture_transform, KHR_materials_specular (its textures)$" "$tmp/err")" = 1 ] ||
+        fail "used: $(cat "$tmp/err")"
+    blend_gltf MASK '"extensionsUsed": ["KHR_materials_transmission", "KHR_lights_punctual"],
+ "extensionsRequired": ["KHR_materials_transmission"]' >"$tmp/req.gltf"
+    "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/r.png" "$tmp/req.gltf" 2>"$tmp/err" && fail "required: exit 0"
+    grep -q "req.gltf: needs the glTF extensions KHR_materials_transmission, which render does not implement" \
+        "$tmp/err" || fail "required: $(cat "$tmp/err")"
+    [ ! -e "$tmp/r.png" ] || fail "required: an image was written"
+    ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
     # run at most one per CPU, and their buffers go back to the system.
