@@ -1616,7 +1616,7 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
         return RT_ERR_NOMEM;
     }
-    if (job.r == RT_ERR_FORMAT && required[0]) /* say what the file needs first */
+    if ((job.r == RT_ERR_FORMAT || job.r == RT_ERR_EMPTY) && required[0]) /* what it needs first */
         snprintf(err, RT_ERR_LEN, "needs the glTF extensions %.95s (%.120s)", required, job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);

@@ -799,6 +799,18 @@ gltf_features)
     grep -q "req.gltf: needs the glTF extensions KHR_materials_transmission, which render does not implement" \
         "$tmp/err" || fail "required: $(cat "$tmp/err")"
     [ ! -e "$tmp/r.png" ] || fail "required: an image was written"
+    # A quantized triangle (KHR_mesh_quantization, required): assimp 5.2 reads
+    # no triangles from it; the failure names what the file needs.
+    printf '{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_mesh_quantization"],
+ "extensionsRequired": ["KHR_mesh_quantization"], "scene": 0, "scenes": [{"nodes": [0]}],
+ "nodes": [{"mesh": 0}], "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+ "accessors": [{"bufferView": 0, "componentType": 5122, "normalized": true, "count": 3,
+                "type": "VEC3", "min": [0, 0, 0], "max": [32767, 32767, 0]}],
+ "bufferViews": [{"buffer": 0, "byteLength": 18, "byteStride": 6}],
+ "buffers": [{"byteLength": 20, "uri": "data:application/octet-stream;base64,AAAAAAAA/38AAAAAAAD/fwAAAAA="}]}\n' \
+        >"$tmp/quant.gltf"
+    "$render" --quiet -t 2 -r 16 16 -o "$tmp/q.png" "$tmp/quant.gltf" 2>"$tmp/err" && fail "quantized: exit 0"
+    grep -q "needs the glTF extensions KHR_mesh_quantization" "$tmp/err" || fail "quantized: $(cat "$tmp/err")"
     ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
