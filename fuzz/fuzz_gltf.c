@@ -8,6 +8,7 @@
 #include "fuzz_input.h"
 #include "import_guard.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +29,17 @@ remove_dir(void)
 static bool
 check(const char *path)
 {
-    char      required[RT_ERR_LEN], used[RT_ERR_LEN], err[RT_ERR_LEN];
-    rt_result r = rt__gltf_precheck(path, required, used, err);
-    if (!memchr(required, '\0', sizeof required) || strchr(required, '\n'))
+    char           err[RT_ERR_LEN];
+    rt__gltf_facts f;
+    rt_result      r = rt__gltf_precheck(path, &f, err);
+    if (!memchr(f.required, '\0', sizeof f.required) || strchr(f.required, '\n'))
         fuzz_fail("the required extensions are not one line");
-    if (!memchr(used, '\0', sizeof used) || strchr(used, '\n'))
+    if (!memchr(f.used, '\0', sizeof f.used) || strchr(f.used, '\n'))
         fuzz_fail("the used extensions are not one line");
+    for (uint32_t i = 0; i < f.nstrength; i++)
+        if (!isnan(f.strength[i]) && !(f.strength[i] >= 0))
+            fuzz_fail("an emissive strength that is not a number >= 0");
+    free(f.strength);
     if (r == RT_OK)
         return false;
     if (r != RT_ERR_FORMAT)

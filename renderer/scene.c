@@ -1425,6 +1425,19 @@ static const struct {
     {"EXT_meshopt_compression", NULL},
 };
 
+/* KHR_materials_emissive_strength, which assimp 5.2 does not read: each
+ * material's emission times its strength. assimp keeps glTF's material
+ * order (a default material it adds comes after them). The default light
+ * was chosen before; brighter emitters only make it less needed. */
+static void
+emissive_strengths(rt_scene *s, const rt__gltf_facts *f)
+{
+    for (uint32_t m = 0; m < s->nmaterials && m < f->nstrength; m++)
+        if (!isnan(f->strength[m]))
+            for (int c = 0; c < 3; c++)
+                s->materials[m].emissive[c] *= f->strength[m];
+}
+
 /* For a glTF: every extension the file uses that render ignores, named
  * once in a warning; one it requires that render ignores, an error naming
  * it (the file says it cannot be drawn right without it). `required` and
@@ -1579,10 +1592,13 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
     }
-    char      required[RT_ERR_LEN], used[RT_ERR_LEN];
-    rt_result deep = rt__gltf_precheck(path, required, used, err);
-    if (deep != RT_OK)
+    rt__gltf_facts facts;
+    rt_result      deep = rt__gltf_precheck(path, &facts, err);
+    if (deep != RT_OK) {
+        free(facts.strength);
         return deep;
+    }
+    const char *required = facts.required, *used = facts.used;
 
     /* Triangulate + SortByPType with points and lines removed: triangles
      * only. FindInvalidData drops all-zero normal/UV arrays before
@@ -1625,6 +1641,9 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         rt_scene_free(job.scene);
         job.scene = NULL;
     }
+    if (job.r == RT_OK)
+        emissive_strengths(job.scene, &facts);
+    free(facts.strength);
     *out = job.scene;
     return job.r;
 }

@@ -799,6 +799,13 @@ gltf_features)
     grep -q "req.gltf: needs the glTF extensions KHR_materials_transmission, which render does not implement" \
         "$tmp/err" || fail "required: $(cat "$tmp/err")"
     [ ! -e "$tmp/r.png" ] || fail "required: an image was written"
+    # KHR_materials_emissive_strength (read from the JSON: assimp 5.2 does not):
+    # the red quad glows white x 5, so green (the emission alone) is 5.
+    blend_gltf OPAQUE '"extensionsUsed": ["KHR_materials_emissive_strength"]' |
+        sed 's/"alphaMode": "OPAQUE",/"alphaMode": "OPAQUE", "emissiveFactor": [1, 1, 1],\
+ "extensions": {"KHR_materials_emissive_strength": {"emissiveStrength": 5}},/' >"$tmp/glow.gltf"
+    g=$(look "$tmp/glow.gltf" "$tmp/glow.exr")
+    awk -v g="$g" 'BEGIN { exit !(g > 4.99 && g < 5.01) }' || fail "emissive strength: green $g, want 5"
     # A quantized triangle (KHR_mesh_quantization, required): assimp 5.2 reads
     # no triangles from it; the failure names what the file needs.
     printf '{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_mesh_quantization"],
