@@ -156,6 +156,78 @@ rt_partial_path(const char *output, char *buf, size_t size)
         snprintf(buf, size, "%.*s.partial%s", (int)(dot - output), output, dot);
 }
 
+/* What an image says of the render that made it: EXR attributes of their
+ * own types (numbers as numbers), and the same as PNG text. `text` holds
+ * the strings the attributes point at. Returns how many. */
+enum { RENDER_ATTRS = 24 };
+typedef struct render_text {
+    char seed[32], image_options[RT_IMAGE_OPTIONS_LEN];
+} render_text;
+
+static size_t
+render_attrs(const rt_options *o, const rt_render_stats *st, render_text *t,
+             tex_exr_attr a[RENDER_ATTRS])
+{
+    const rt_thread_stats *c = &st->total;
+    rt_image_options_format(o, t->image_options, sizeof t->image_options);
+    snprintf(t->seed, sizeof t->seed, "%" PRIu64, o->seed); /* 64 bits: no EXR number holds it */
+#define STR(n, v) {.name = n, .kind = TEX_EXR_ATTR_STRING, .s = v}
+#define INT(n, v)                                                                                  \
+    {                                                                                              \
+        .name = n, .kind = TEX_EXR_ATTR_INT, .i = (int32_t)(v)                                     \
+    }
+#define DBL(n, v)                                                                                  \
+    {                                                                                              \
+        .name = n, .kind = TEX_EXR_ATTR_DOUBLE, .d = (double)(v)                                   \
+    }
+    tex_exr_attr list[] = {
+        STR("rt:version", RT_VERSION),
+        DBL("rt:render_seconds", st->render_secs),
+        INT("rt:threads", st->threads),
+        INT("rt:ranks", st->nranks ? st->nranks : 1),
+        INT("rt:spp", o->spp),
+        STR("rt:texture_mode", rt_texture_mode_name(o->texture_mode)),
+        STR("rt:intern", rt_intern_mode_name(o->intern)),
+        STR("rt:open_textures", rt_open_mode_name(o->open)),
+        STR("rt:ustring_lock", ustr_lock_name(o->lock)),
+        STR("rt:integrator", rt_integrator_name(o->integrator)),
+        INT("rt:max_depth", o->max_depth),
+        STR("rt:envmap", o->envmap ? o->envmap : ""),
+        INT("rt:tile", o->tile),
+        STR("rt:image_options", t->image_options),
+        STR("rt:seed", t->seed),
+        DBL("rt:rays", c->rays),
+        DBL("rt:shading_points", c->shading_points),
+        DBL("rt:lookups", c->lookups),
+        DBL("rt:interns", c->interns),
+    };
+#undef STR
+#undef INT
+#undef DBL
+    size_t n = sizeof list / sizeof list[0];
+    memcpy(a, list, sizeof list);
+    return n;
+}
+
+/* The attributes as PNG text; `buf` holds the numbers' text. */
+static size_t
+render_png_text(const tex_exr_attr *a, size_t n, tex_png_text *text, char buf[][32])
+{
+    for (size_t i = 0; i < n; i++) {
+        text[i].key = a[i].name;
+        if (a[i].kind == TEX_EXR_ATTR_STRING) {
+            text[i].value = a[i].s;
+            continue;
+        }
+        if (a[i].kind == TEX_EXR_ATTR_INT)
+            snprintf(buf[i], 32, "%" PRId32, a[i].i);
+        else
+            snprintf(buf[i], 32, "%.17g", a[i].kind == TEX_EXR_ATTR_DOUBLE ? a[i].d : a[i].f);
+        text[i].value = buf[i];
+    }
+    return n;
+}
+
 rt_result
 rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *stats,
                char err[RT_ERR_LEN])
@@ -166,13 +238,16 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
         rt_partial_path(o->output, partial, sizeof partial);
         path = partial;
     }
-    tex_image  film = {.width = img->width,
-                       .height = img->height,
-                       .nchannels = 4,
-                       .type = TEX_TYPE_FLOAT,
-                       .pixels = img->rgba};
-    char       terr[TEX_ERR_LEN];
-    tex_result r;
+    tex_image    film = {.width = img->width,
+                         .height = img->height,
+                         .nchannels = 4,
+                         .type = TEX_TYPE_FLOAT,
+                         .pixels = img->rgba};
+    char         terr[TEX_ERR_LEN];
+    tex_result   r;
+    render_text  t;
+    tex_exr_attr attrs[RENDER_ATTRS + 2];
+    size_t       nattrs = render_attrs(o, stats, &t, attrs);
     if (rt_output_is_png(path)) {
         /* Exposure, then clamp and sRGB-encode to 8 bits. */
         tex_image exposed, png;
@@ -186,45 +261,21 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
             tex_image_free(&exposed);
         }
         if (r == TEX_OK) {
-            r = tex_png_write(path, &png, terr);
+            tex_png_text text[RENDER_ATTRS];
+            char         numbers[RENDER_ATTRS][32];
+            size_t       ntext = render_png_text(attrs, nattrs, text, numbers);
+            r = tex_png_write_text(path, &png, text, ntext, terr);
             tex_image_free(&png);
         }
     } else {
-        char threads[32], spp[32], depth[32], tile[32], seed[32],
-            image_options[RT_IMAGE_OPTIONS_LEN];
-        rt_image_options_format(o, image_options, sizeof image_options);
-        snprintf(tile, sizeof tile, "%u", o->tile);
-        snprintf(seed, sizeof seed, "%" PRIu64, o->seed);
-        snprintf(depth, sizeof depth, "%u", o->max_depth);
-        snprintf(threads, sizeof threads, "%u", stats->threads);
-        snprintf(spp, sizeof spp, "%u", o->spp);
-        tex_exr_attr attrs[16] = {
-            {.name = "rt:version", .is_string = true, .s = RT_VERSION},
-            {.name = "rt:render_seconds", .f = (float)stats->render_secs},
-            {.name = "rt:threads", .is_string = true, .s = threads},
-            {.name = "rt:spp", .is_string = true, .s = spp},
-            {.name = "rt:texture_mode",
-             .is_string = true,
-             .s = rt_texture_mode_name(o->texture_mode)},
-            {.name = "rt:intern", .is_string = true, .s = rt_intern_mode_name(o->intern)},
-            {.name = "rt:open_textures", .is_string = true, .s = rt_open_mode_name(o->open)},
-            {.name = "rt:ustring_lock", .is_string = true, .s = ustr_lock_name(o->lock)},
-            {.name = "rt:integrator", .is_string = true, .s = rt_integrator_name(o->integrator)},
-            {.name = "rt:max_depth", .is_string = true, .s = depth},
-            {.name = "rt:envmap", .is_string = true, .s = o->envmap ? o->envmap : ""},
-            {.name = "rt:tile", .is_string = true, .s = tile},
-            {.name = "rt:image_options", .is_string = true, .s = image_options},
-            {.name = "rt:seed", .is_string = true, .s = seed},
-        };
-        size_t nattrs = 0;
-        while (nattrs < sizeof attrs / sizeof attrs[0] && attrs[nattrs].name)
-            nattrs++;
         /* A partial image says so, and which tiles it lacks, for --resume. */
         char *missing = img->done ? rt_tiles_missing_format(img->done, rt_options_tiles(o)) : NULL;
         if (img->done) {
-            attrs[nattrs++] = (tex_exr_attr){.name = "rt:partial", .is_string = true, .s = "1"};
-            attrs[nattrs++] = (tex_exr_attr){
-                .name = "rt:missing_tiles", .is_string = true, .s = missing ? missing : ""};
+            attrs[nattrs++] =
+                (tex_exr_attr){.name = "rt:partial", .kind = TEX_EXR_ATTR_STRING, .s = "1"};
+            attrs[nattrs++] = (tex_exr_attr){.name = "rt:missing_tiles",
+                                             .kind = TEX_EXR_ATTR_STRING,
+                                             .s = missing ? missing : ""};
         }
         /* zlib level 1: on renders 15-40% less time than OpenEXR's
          * default 4 for files 0.2-7% larger; the blocks of lines are

@@ -29,6 +29,7 @@ extern "C" { /* C declarations: image.c, mip.c */
 #include <ImfHeader.h>
 #include <ImfIO.h>
 #include <ImfInputPart.h>
+#include <ImfIntAttribute.h>
 #include <ImfMultiPartInputFile.h>
 #include <ImfOutputFile.h>
 #include <ImfPartType.h>
@@ -967,7 +968,14 @@ make_header(Imf::Header &h, const tex_image *img, Imf::Compression comp, int zip
             say(err, "attribute '%s' is one OpenEXR writes itself", a->name);
             return TEX_ERR_INVALID;
         }
-        if (a->is_string && !a->s) {
+        /* Read as its underlying type: a C caller may store any int there. */
+        std::underlying_type<tex_exr_attr_kind>::type kind;
+        memcpy(&kind, &a->kind, sizeof kind);
+        if (kind < TEX_EXR_ATTR_FLOAT || kind > TEX_EXR_ATTR_DOUBLE) {
+            say(err, "attribute %zu: kind %d is not one of tex_exr_attr_kind", i, (int)kind);
+            return TEX_ERR_INVALID;
+        }
+        if (kind == TEX_EXR_ATTR_STRING && !a->s) {
             say(err, "attribute %zu: string is NULL", i);
             return TEX_ERR_INVALID;
         }
@@ -981,10 +989,20 @@ make_header(Imf::Header &h, const tex_image *img, Imf::Compression comp, int zip
             later = strcmp(attrs[j].name, a->name) == 0;
         if (later)
             continue;
-        if (a->is_string)
+        switch (a->kind) { /* checked above */
+        case TEX_EXR_ATTR_STRING:
             h.insert(a->name, Imf::StringAttribute(a->s));
-        else
+            break;
+        case TEX_EXR_ATTR_INT:
+            h.insert(a->name, Imf::IntAttribute(a->i));
+            break;
+        case TEX_EXR_ATTR_DOUBLE:
+            h.insert(a->name, Imf::DoubleAttribute(a->d));
+            break;
+        default:
             h.insert(a->name, Imf::FloatAttribute(a->f));
+            break;
+        }
     }
     return TEX_OK;
 }
@@ -1322,6 +1340,30 @@ tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
     }
 }
 
+extern "C" bool
+tex_exr_attr_number(const tex_exr *f, const char *name, double *value)
+{
+    if (!f || !name || !value)
+        return false;
+    try {
+        if (auto *i = f->header.findTypedAttribute<Imf::IntAttribute>(name)) {
+            *value = i->value();
+            return true;
+        }
+        if (auto *a = f->header.findTypedAttribute<Imf::FloatAttribute>(name)) {
+            *value = a->value();
+            return true;
+        }
+        if (auto *d = f->header.findTypedAttribute<Imf::DoubleAttribute>(name)) {
+            *value = d->value();
+            return true;
+        }
+        return false;
+    } catch (...) {
+        return false;
+    }
+}
+
 extern "C" tex_result
 tex_exr_write_scanline_opts(const char *path, const tex_image *img, const tex_exr_attr *attrs,
                             size_t nattrs, const tex_exr_write_opts *opts, char err[TEX_ERR_LEN])
@@ -1561,6 +1603,6 @@ extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_m
     sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
     tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
     tex_exr_write_scanline_opts, tex_exr_write_tiled, tex_exr_tiled_begin, tex_exr_tiled_put,
-    tex_exr_tiled_end,
+    tex_exr_tiled_end,           tex_exr_attr_number,
 };
 #endif

@@ -123,6 +123,13 @@ tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
     return m && m->attr_float(f, name, value);
 }
 
+bool
+tex_exr_attr_number(const tex_exr *f, const char *name, double *value)
+{
+    const tex_exr_module *m = get(NULL);
+    return m && m->attr_number(f, name, value);
+}
+
 tex_result
 tex_exr_write_scanline_opts(const char *path, const tex_image *img, const tex_exr_attr *attrs,
                             size_t nattrs, const tex_exr_write_opts *opts, char err[TEX_ERR_LEN])

@@ -47,6 +47,7 @@ typedef struct tex_exr_module {
     tex_result (*tiled_put)(tex_exr_tiled_writer *w, uint32_t level, uint32_t y0,
                             const tex_image *band, char err[TEX_ERR_LEN]);
     tex_result (*tiled_end)(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN]);
+    bool (*attr_number)(const tex_exr *f, const char *name, double *value);
 } tex_exr_module;
 
 #endif

@@ -145,16 +145,29 @@ tex_result tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char e
  * there is no attribute of that name and kind. */
 bool tex_exr_attr_string(const tex_exr *f, const char *name, const char **value);
 bool tex_exr_attr_float(const tex_exr *f, const char *name, float *value);
+/* A number attribute (int, float or double) as a double: true and *value
+ * set; false, *value untouched, when there is none of that name. */
+bool tex_exr_attr_number(const tex_exr *f, const char *name, double *value);
 
-/* One extra header attribute to write: a string (is_string, s) or a float
- * (f). Names are 1-31 bytes and may not be one of the attributes OpenEXR
- * writes itself (channels, compression, dataWindow, ...): TEX_ERR_INVALID.
- * A repeated name keeps the last value. */
+/* One extra header attribute to write, of its own type (OpenEXR's float,
+ * string, int or double attribute), so that tools read numbers as
+ * numbers. Names are 1-31 bytes and may not be one of the attributes
+ * OpenEXR writes itself (channels, compression, dataWindow, ...):
+ * TEX_ERR_INVALID, as for a kind outside the enum. A repeated name keeps
+ * the last value. */
+typedef enum tex_exr_attr_kind {
+    TEX_EXR_ATTR_FLOAT = 0, /* f */
+    TEX_EXR_ATTR_STRING,    /* s, not NULL */
+    TEX_EXR_ATTR_INT,       /* i */
+    TEX_EXR_ATTR_DOUBLE,    /* d: counts, exact up to 2^53 */
+} tex_exr_attr_kind;
 typedef struct tex_exr_attr {
-    const char *name;
-    bool        is_string;
-    const char *s; /* when is_string; not NULL */
-    float       f; /* otherwise */
+    const char       *name;
+    tex_exr_attr_kind kind;
+    const char       *s;
+    float             f;
+    int32_t           i;
+    double            d;
 } tex_exr_attr;
 
 /* How a scanline file is compressed. All of these are lossless: every bit

@@ -237,6 +237,16 @@ tex_result tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char e
  * reason ("cannot write: No such file or directory"). */
 tex_result tex_png_write(const char *path, const tex_image *img, char err[TEX_ERR_LEN]);
 
+/* tex_png_write() with text[0..ntext) as tEXt chunks (uncompressed; a key
+ * of 1-79 Latin-1 letters, digits, spaces and punctuation, as PNG wants;
+ * the value any text): a render's options, say. TEX_ERR_INVALID for an
+ * empty or long key or a NULL value. */
+typedef struct tex_png_text {
+    const char *key, *value;
+} tex_png_text;
+tex_result tex_png_write_text(const char *path, const tex_image *img, const tex_png_text *text,
+                              size_t ntext, char err[TEX_ERR_LEN]);
+
 /* ---- JPEG (libjpeg-turbo) ---- */
 
 /* Reads a baseline or progressive JPEG, grey (1 channel) or colour (3,

@@ -63,7 +63,7 @@ job_begin(maketx_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
     lin.type = j->type;
     lin.srgb = false;
     uint32_t     nlevels = tex_mip_levels(shape->width, shape->height);
-    tex_exr_attr attrs[] = {{.name = "rt:maketx_source", .is_string = true, .s = j->in}};
+    tex_exr_attr attrs[] = {{.name = "rt:maketx_source", .kind = TEX_EXR_ATTR_STRING, .s = j->in}};
     tex_result   r = tex_exr_tiled_begin(j->out, &lin, nlevels, j->tile, attrs, 1, &j->writer, err);
     j->write_failed = r != TEX_OK;
     if (r == TEX_OK)

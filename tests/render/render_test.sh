@@ -819,6 +819,23 @@ gltf_features)
     "$render" --quiet -t 2 -r 16 16 -o "$tmp/q.png" "$tmp/quant.gltf" 2>"$tmp/err" && fail "quantized: exit 0"
     grep -q "needs the glTF extensions KHR_mesh_quantization" "$tmp/err" || fail "quantized: $(cat "$tmp/err")"
     ;;
+metadata)
+    # What an image says of its render: EXR attributes typed (ints and
+    # doubles as such, the counters included), PNG text chunks with the same.
+    "$render" --quiet -t 2 -r 16 16 --spp 3 -o "$tmp/m.exr" "$scene" || fail "EXR: exit $?"
+    "$render" --quiet -t 2 -r 16 16 --spp 3 -o "$tmp/m.png" "$scene" || fail "PNG: exit $?"
+    # An EXR attribute is its name, NUL, its type's name, NUL, ...
+    for a in rt:spp.int rt:threads.int rt:ranks.int rt:tile.int rt:max_depth.int \
+        rt:render_seconds.double rt:rays.double rt:shading_points.double rt:lookups.double \
+        rt:interns.double rt:seed.string rt:image_options.string; do
+        grep -q -a "$a" "$tmp/m.exr" || fail "EXR: no attribute ${a%.*} of type ${a##*.}"
+    done
+    # A tEXt chunk is its key, NUL, its text.
+    grep -q -a "rt:spp.3" "$tmp/m.png" || fail "PNG: no rt:spp 3"
+    grep -q -a "rt:image_options.scene " "$tmp/m.png" || fail "PNG: no rt:image_options"
+    n=$(grep -a -o "rt:rays.[0-9]*" "$tmp/m.png" | tr -c '0-9\n' ' ' | awk '{ print $NF }')
+    [ -n "$n" ] && [ "$n" -gt 0 ] || fail "PNG: rt:rays '$n'"
+    ;;
 memory_threads)
     # Peak memory does not grow with the thread count: whole-image decodes
     # run at most one per CPU, and their buffers go back to the system.

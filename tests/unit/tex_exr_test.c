@@ -207,13 +207,15 @@ case_attributes(const char *arg)
     const char  *path = tex_test_path("attr.exr");
     tex_image    src = image_random(5, 3, 3, TEX_TYPE_HALF, 7);
     tex_exr_attr attrs[] = {
-        {.name = "rt:source", .is_string = true, .s = "textures/brick.png"},
+        {.name = "rt:source", .kind = TEX_EXR_ATTR_STRING, .s = "textures/brick.png"},
         {.name = "rt:gain", .f = 2.5f},
-        {.name = "rt:empty", .is_string = true, .s = ""},
+        {.name = "rt:empty", .kind = TEX_EXR_ATTR_STRING, .s = ""},
         {.name = "rt:gain", .f = -0.125f}, /* the last value wins */
-        {.name = "owner", .is_string = true, .s = "tests \xc3\xa9t\xc3\xa9"},
+        {.name = "owner", .kind = TEX_EXR_ATTR_STRING, .s = "tests \xc3\xa9t\xc3\xa9"},
         {.name = "rt:kind", .f = 1},
-        {.name = "rt:kind", .is_string = true, .s = "string now"}, /* of the other kind */
+        {.name = "rt:kind", .kind = TEX_EXR_ATTR_STRING, .s = "string now"}, /* of the other kind */
+        {.name = "rt:count", .kind = TEX_EXR_ATTR_INT, .i = -7},
+        {.name = "rt:rays", .kind = TEX_EXR_ATTR_DOUBLE, .d = 9007199254740991.0}, /* 2^53 - 1 */
     };
     CHECK_EQ_INT(tex_exr_write_scanline(path, &src, attrs, sizeof attrs / sizeof *attrs, err),
                  TEX_OK);
@@ -243,18 +245,32 @@ case_attributes(const char *arg)
     CHECK(!tex_exr_attr_float(f, "nothing", &v));
     CHECK(v == 42);
     CHECK(!tex_exr_attr_float(f, NULL, &v));
+    /* Numbers keep their types: an int, a double with all its bits. */
+    double d = 0;
+    CHECK(tex_exr_attr_number(f, "rt:count", &d));
+    CHECK(d == -7);
+    CHECK(tex_exr_attr_number(f, "rt:rays", &d));
+    CHECK(d == 9007199254740991.0);
+    CHECK(tex_exr_attr_number(f, "rt:gain", &d));
+    CHECK(d == -0.125);
+    CHECK(!tex_exr_attr_string(f, "rt:count", &s)); /* not a string */
+    d = 3;
+    CHECK(!tex_exr_attr_number(f, "rt:source", &d));
+    CHECK(!tex_exr_attr_number(f, "nothing", &d));
+    CHECK(d == 3);
     tex_exr_close(f);
 
     /* Refused: nothing is written. */
     const char  *bad_path = tex_test_path("bad_attr.exr");
     tex_exr_attr bad[][1] = {
-        {{.name = "dataWindow", .is_string = true, .s = "x"}},
+        {{.name = "dataWindow", .kind = TEX_EXR_ATTR_STRING, .s = "x"}},
         {{.name = "compression", .f = 1}},
         {{.name = "tiles", .f = 1}},
         {{.name = "", .f = 1}},
         {{.name = NULL, .f = 1}},
         {{.name = "an_attribute_name_of_32_bytes_xx", .f = 1}},
-        {{.name = "rt:null", .is_string = true, .s = NULL}},
+        {{.name = "rt:null", .kind = TEX_EXR_ATTR_STRING, .s = NULL}},
+        {{.name = "rt:kind", .kind = (tex_exr_attr_kind)9}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
