@@ -1320,48 +1320,40 @@ tex_exr_attr_string(const tex_exr *f, const char *name, const char **value)
     }
 }
 
-extern "C" bool
-tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
+/* A number attribute of part 0 (an int only where ints is true) as a
+ * double: true and *value set, or false. */
+static bool
+attr_number(const tex_exr *f, const char *name, bool ints, double *value)
 {
     if (!f || !name || !value)
         return false;
     try {
-        if (auto *a = f->header.findTypedAttribute<Imf::FloatAttribute>(name)) {
-            *value = a->value();
-            return true;
-        }
-        if (auto *d = f->header.findTypedAttribute<Imf::DoubleAttribute>(name)) {
-            *value = (float)d->value();
-            return true;
-        }
-        return false;
+        auto *i = ints ? f->header.findTypedAttribute<Imf::IntAttribute>(name) : nullptr;
+        auto *a = f->header.findTypedAttribute<Imf::FloatAttribute>(name);
+        auto *d = f->header.findTypedAttribute<Imf::DoubleAttribute>(name);
+        if (!i && !a && !d)
+            return false;
+        *value = i ? i->value() : a ? a->value() : d->value();
+        return true;
     } catch (...) {
         return false;
     }
 }
 
 extern "C" bool
+tex_exr_attr_float(const tex_exr *f, const char *name, float *value)
+{
+    double v;
+    if (!attr_number(f, name, false, &v))
+        return false;
+    *value = (float)v;
+    return true;
+}
+
+extern "C" bool
 tex_exr_attr_number(const tex_exr *f, const char *name, double *value)
 {
-    if (!f || !name || !value)
-        return false;
-    try {
-        if (auto *i = f->header.findTypedAttribute<Imf::IntAttribute>(name)) {
-            *value = i->value();
-            return true;
-        }
-        if (auto *a = f->header.findTypedAttribute<Imf::FloatAttribute>(name)) {
-            *value = a->value();
-            return true;
-        }
-        if (auto *d = f->header.findTypedAttribute<Imf::DoubleAttribute>(name)) {
-            *value = d->value();
-            return true;
-        }
-        return false;
-    } catch (...) {
-        return false;
-    }
+    return attr_number(f, name, true, value);
 }
 
 extern "C" tex_result
