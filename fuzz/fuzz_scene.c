@@ -490,7 +490,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         scene_take(&b);
         rt_scene *s;
         char      err[RT_ERR_LEN];
-        if (rt__scene_build(&b.ai, path, strings, &s, err) == RT_OK) {
+        if (rt__scene_build(&b.ai, path, strings, NULL, &s, err) == RT_OK) {
             check_scene(s);
             rt_scene_free(s);
         } else {

@@ -129,9 +129,8 @@ rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
 {
     if (s->camera.from_file && view == RT_VIEW_AUTO)
         return; /* the scene's own camera wins */
-    float lo[3], hi[3];
-    rt_scene_frame_bounds(s, lo, hi);
-    double c[3], u[3], f[3], rt[3], from[3], cam_up[3];
+    const float *lo = s->focus_min, *hi = s->focus_max;
+    double       c[3], u[3], f[3], rt[3], from[3], cam_up[3];
     for (int k = 0; k < 3; k++)
         c[k] = 0.5 * ((double)lo[k] + hi[k]);
     axes(up, u, f, rt);
@@ -193,9 +192,8 @@ luminance(const float c[3])
 double
 rt_scene_light_estimate(const rt_scene *s)
 {
-    float lo[3], hi[3];
-    rt_scene_frame_bounds(s, lo, hi);
-    double c[3], r2 = 0;
+    const float *lo = s->focus_min, *hi = s->focus_max;
+    double       c[3], r2 = 0;
     for (int k = 0; k < 3; k++) {
         c[k] = 0.5 * ((double)lo[k] + hi[k]);
         r2 += 0.25 * ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);

@@ -205,6 +205,7 @@ render_attrs(const rt_options *o, const rt_render_stats *st, render_text *t,
 #undef INT
 #undef DBL
     size_t n = sizeof list / sizeof list[0];
+    _Static_assert(sizeof list / sizeof list[0] <= RENDER_ATTRS, "room for the attributes");
     memcpy(a, list, sizeof list);
     return n;
 }

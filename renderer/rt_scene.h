@@ -128,6 +128,7 @@ typedef struct rt_scene {
     bool      default_light;
     rt_camera camera;                       /* the file's first camera, else framed on the bounds */
     float     bounds_min[3], bounds_max[3]; /* of all positions */
+    float     focus_min[3], focus_max[3];   /* rt_scene_frame_bounds(), set by the import */
     /* Textures embedded in the file (.glb): their encoded bytes (PNG, JPEG)
      * under the synthetic names the slots use; handed to the texture
      * system, which reads them like files. */
@@ -160,7 +161,7 @@ typedef enum rt_view {
     RT_VIEW_BOTTOM,
 } rt_view;
 
-/* Frames s->camera on the geometry that matters (rt_scene_frame_bounds())
+/* Frames s->camera on the geometry that matters (s->focus_min..focus_max)
  * from `view`, far enough out that the box's bounding sphere fills a 45
  * degree vertical field of view, looking at its centre with `up` up, and
  * aims the default light (s->default_light) from behind the new camera.
@@ -179,7 +180,7 @@ void rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view);
 #define RT_WEAK_LIGHT    1e-3
 
 /* A rough irradiance the scene's own lights (not the default one) give the
- * geometry that matters (rt_scene_frame_bounds(), centre c, radius r): a
+ * geometry that matters (s->focus_min..focus_max, centre c, radius r): a
  * directional light its luminance; a point or spot light its luminance over
  * its squared distance to c, taken as at least (r / 2)^2; emitters their
  * flux (pi x area x luminance) spread over a sphere of radius r. Within an

@@ -1078,10 +1078,23 @@ rt_scene_free(rt_scene *pub)
     free(s);
 }
 
+/* KHR_materials_emissive_strength, which assimp 5.2 does not read: each
+ * material's emission times its strength, before the lights are chosen.
+ * assimp keeps glTF's material order (a default material it adds comes
+ * after them). */
+static void
+emissive_strengths(rt_scene *s, const rt__gltf_facts *extra)
+{
+    for (uint32_t m = 0; extra && m < s->nmaterials && m < extra->nstrength; m++)
+        if (!isnan(extra->strength[m]))
+            for (int c = 0; c < 3; c++)
+                s->materials[m].emissive[c] *= extra->strength[m];
+}
+
 /* What rt__scene_build() does into a scene allocated for it. */
 static rt_result
-scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scene_priv *s,
-           char *err)
+scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
+           const rt__gltf_facts *extra, scene_priv *s, char *err)
 {
     rt_scene  *pub = &s->pub;
     load_ctx   c = {.ai = ai, .s = s, .strings = strings};
@@ -1141,6 +1154,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
             m->alpha_cutoff = -1;
         }
     }
+    emissive_strengths(pub, extra);
     r = RT_ERR_NOMEM;
 
     size_t nv = (size_t)w.nverts, nt = (size_t)w.ntris;
@@ -1173,6 +1187,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings, scen
         r = RT_ERR_FORMAT;
         goto out;
     }
+    rt_scene_frame_bounds(pub, pub->focus_min, pub->focus_max);
     camera_load(ai, pub);
     if (!pub->camera.from_file)
         rt_scene_frame(pub, RT_UP_Y, RT_VIEW_AUTO);
@@ -1197,8 +1212,8 @@ out:
 }
 
 rt_result
-rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings, rt_scene **out,
-                char err[RT_ERR_LEN])
+rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
+                const rt__gltf_facts *extra, rt_scene **out, char err[RT_ERR_LEN])
 {
     *out = NULL;
     scene_priv *s = calloc(1, sizeof *s);
@@ -1206,7 +1221,7 @@ rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
         snprintf(err, RT_ERR_LEN, "out of memory");
         return RT_ERR_NOMEM;
     }
-    rt_result r = scene_fill(ai, path, strings, s, err);
+    rt_result r = scene_fill(ai, path, strings, extra, s, err);
     if (r != RT_OK) {
         rt_scene_free(&s->pub);
         return r;
@@ -1425,19 +1440,6 @@ static const struct {
     {"EXT_meshopt_compression", NULL},
 };
 
-/* KHR_materials_emissive_strength, which assimp 5.2 does not read: each
- * material's emission times its strength. assimp keeps glTF's material
- * order (a default material it adds comes after them). The default light
- * was chosen before; brighter emitters only make it less needed. */
-static void
-emissive_strengths(rt_scene *s, const rt__gltf_facts *f)
-{
-    for (uint32_t m = 0; m < s->nmaterials && m < f->nstrength; m++)
-        if (!isnan(f->strength[m]))
-            for (int c = 0; c < 3; c++)
-                s->materials[m].emissive[c] *= f->strength[m];
-}
-
 /* For a glTF: every extension the file uses that render ignores, named
  * once in a warning; one it requires that render ignores, an error naming
  * it (the file says it cannot be drawn right without it). `required` and
@@ -1500,6 +1502,7 @@ typedef struct import_job {
     unsigned                flags;
     struct aiPropertyStore *props;
     io_guard                guard; /* every file assimp opens passes here */
+    const rt__gltf_facts   *facts; /* what the precheck read of a glTF */
     rt_scene               *scene; /* the result, or NULL */
     rt_result               r;
     char                    err[RT_ERR_LEN];
@@ -1532,7 +1535,7 @@ import_run(void *arg)
         snprintf(j->err, RT_ERR_LEN, "no triangles");
         j->r = RT_ERR_EMPTY;
     } else {
-        j->r = rt__scene_build(ai, j->path, j->strings, &j->scene, j->err);
+        j->r = rt__scene_build(ai, j->path, j->strings, j->facts, &j->scene, j->err);
         if (j->r == RT_OK && j->guard.refused[0] && !j->scene->warning &&
             !(j->scene->warning = strdup(j->guard.refused))) {
             rt_scene_free(j->scene);
@@ -1622,7 +1625,8 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
                      aiProcess_FlipUVs;
 
     pthread_mutex_lock(&import_lock);
-    import_job job = {.path = path, .strings = strings, .flags = flags, .props = props};
+    import_job job = {
+        .path = path, .strings = strings, .flags = flags, .props = props, .facts = &facts};
     job.guard.allowed = allowed;
     bool ran = rt__import_on_big_stack(import_run, &job, path);
     int  run_errno = errno;
@@ -1641,8 +1645,6 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
         rt_scene_free(job.scene);
         job.scene = NULL;
     }
-    if (job.r == RT_OK)
-        emissive_strengths(job.scene, &facts);
     free(facts.strength);
     *out = job.scene;
     return job.r;

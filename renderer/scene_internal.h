@@ -4,13 +4,16 @@
 #ifndef RT_SCENE_INTERNAL_H
 #define RT_SCENE_INTERNAL_H
 
+#include "import_guard.h" /* rt__gltf_facts */
 #include "rt_scene.h"
 
 struct aiScene;
 
 /* Flattens `ai` into a new scene: meshes under the node hierarchy's
  * transforms, materials and their texture paths (resolved against the
- * folder of `path`), embedded textures, the first camera, the lights. `ai`
+ * folder of `path`), with what `facts` adds to them (the emissive strengths
+ * assimp does not read; NULL: nothing), embedded textures, the first
+ * camera, the lights. `ai`
  * need only be as assimp's ValidateDataStructure step leaves a scene:
  * counts match arrays, pointers are set where counts say, face indices
  * address their mesh's vertices, material properties are well formed;
@@ -18,7 +21,7 @@ struct aiScene;
  * (rt_scene_free()); on failure *out is NULL, err says why, nothing
  * leaks. Does not touch `ai`. */
 rt_result rt__scene_build(const struct aiScene *ai, const char *path, ustr_table *strings,
-                          rt_scene **out, char err[RT_ERR_LEN]);
+                          const rt__gltf_facts *facts, rt_scene **out, char err[RT_ERR_LEN]);
 
 /* Adds `text` to s->warning ("; " after what is there). Out of memory:
  * the warning is lost, nothing else. */

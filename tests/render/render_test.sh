@@ -806,6 +806,14 @@ gltf_features)
  "extensions": {"KHR_materials_emissive_strength": {"emissiveStrength": 5}},/' >"$tmp/glow.gltf"
     g=$(look "$tmp/glow.gltf" "$tmp/glow.exr")
     awk -v g="$g" 'BEGIN { exit !(g > 4.99 && g < 5.01) }' || fail "emissive strength: green $g, want 5"
+    # The strength counts before the lights are chosen: an emitter of 0.001 at
+    # strength 1000 lights the scene itself; no default light is added.
+    blend_gltf OPAQUE '"extensionsUsed": ["KHR_materials_emissive_strength"]' |
+        sed 's/"alphaMode": "OPAQUE",/"alphaMode": "OPAQUE", "emissiveFactor": [0.001, 0.001, 0.001],\
+ "extensions": {"KHR_materials_emissive_strength": {"emissiveStrength": 1000}},/' >"$tmp/glow2.gltf"
+    "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/glow2.png" "$tmp/glow2.gltf" 2>"$tmp/err" ||
+        fail "glow2: exit $?"
+    grep -q "too weak" "$tmp/err" && fail "emissive strength counted after the lights: $(cat "$tmp/err")"
     # A quantized triangle (KHR_mesh_quantization, required): assimp 5.2 reads
     # no triangles from it; the failure names what the file needs.
     printf '{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_mesh_quantization"],
