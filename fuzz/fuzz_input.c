@@ -107,3 +107,19 @@ fuzz_check_err(const char *err, size_t cap)
     if (memchr(err, '\n', n))
         fuzz_fail("error message of more than one line");
 }
+
+void
+fuzz_tiles_read(uint32_t nx, uint32_t ny, fuzz_tile_read read, void *ctx, size_t errlen)
+{
+    char *err = malloc(errlen);
+    if (!err)
+        return;
+    uint32_t at[4][2] = {{0, 0}, {nx - 1, ny - 1}, {nx - 1, 0}, {nx, ny}};
+    for (int i = 0; i < 4; i++) {
+        if (read(ctx, at[i][0], at[i][1], err) != 0)
+            fuzz_check_err(err, errlen);
+        else if (at[i][0] >= nx)
+            fuzz_fail("a tile past the level's end was read");
+    }
+    free(err);
+}

@@ -42,4 +42,10 @@ _Noreturn void fuzz_fail(const char *what);
  * NUL-terminated within `cap` bytes. */
 void fuzz_check_err(const char *err, size_t cap);
 
+/* Reads a few tiles of a level of nx x ny tiles through read() (0: read,
+ * else err holds the reason, errlen bytes): the corners, and one past the
+ * end, which the reader must refuse. Checks each error line. */
+typedef int (*fuzz_tile_read)(void *ctx, uint32_t tx, uint32_t ty, char *err);
+void fuzz_tiles_read(uint32_t nx, uint32_t ny, fuzz_tile_read read, void *ctx, size_t errlen);
+
 #endif

@@ -47,8 +47,7 @@ file_free(tex__file *f)
             free((void *)f->levels[l].tiles);
         free(f->levels);
     }
-    if (f->exr)
-        tex_exr_close(f->exr);
+    tex__tiled_close(&f->handle);
     free(f->udim_prefix);
     free(f->udim_suffix);
     pthread_mutex_destroy(&f->lock);
@@ -255,10 +254,10 @@ tex_report_stderr(const char *name, const char *reason)
     fprintf(stderr, "texture: %s: %s\n", shown, reason);
 }
 
-/* The level table; sizes from the EXR when given (its rounding mode may be
- * up), else halved and rounded down as tex_mip_levels() counts them. */
+/* The level table; sizes from the tiled file when given (its rounding may
+ * be up), else halved and rounded down as tex_mip_levels() counts them. */
 static tex_result
-levels_init(tex__file *f, const tex_exr *exr, uint32_t nlevels, uint32_t tw, uint32_t th,
+levels_init(tex__file *f, const tex__tiled *h, uint32_t nlevels, uint32_t tw, uint32_t th,
             char err[TEX_ERR_LEN])
 {
     f->info.nlevels = nlevels;
@@ -276,7 +275,7 @@ levels_init(tex__file *f, const tex_exr *exr, uint32_t nlevels, uint32_t tw, uin
         tex__level *lv = &f->levels[l];
         lv->width = f->info.width >> l ? f->info.width >> l : 1;
         lv->height = f->info.height >> l ? f->info.height >> l : 1;
-        if (exr && !tex_exr_level_size(exr, l, &lv->width, &lv->height)) {
+        if (h && !tex__tiled_level_size(h, l, &lv->width, &lv->height)) {
             snprintf(err, TEX_ERR_LEN, "no size for MIP level %u", l);
             return TEX_ERR_CORRUPT;
         }
@@ -433,34 +432,31 @@ tex__read_close(tex__read_from *src)
     src->fd = -1;
 }
 
+/* A tiled file with MIP levels (EXR or TIFF) is read tile by tile; any
+ * other EXR or TIFF is decoded once, by rows, like a PNG. */
 static tex_result
-open_exr(tex_system *ts, tex__file *f, const char *path, spill_job *spill, char err[TEX_ERR_LEN])
+open_tiled(tex_system *ts, tex__file *f, tex__source source, const char *path, spill_job *spill,
+           char err[TEX_ERR_LEN])
 {
-    tex_exr_info info;
-    tex_result   r = tex_exr_open(path, &f->exr, &info, err);
+    tex__tiled_info info;
+    tex_result      r = tex__tiled_open(source, path, &f->handle, &info, err);
     if (r != TEX_OK)
         return r;
-    if (!info.tiled || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
-        /* Scanline, or tiled without MIP levels: decode once like a PNG. */
-        tex_image img;
-        r = tex_exr_read_image(f->exr, 0, &img, err);
-        tex_exr_close(f->exr);
-        f->exr = NULL;
-        if (r == TEX_OK)
-            r = tex_image_rows(&img, spill_rows, spill, err);
-        tex_image_free(&img);
-        return r;
+    if (!info.tile_width || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
+        tex__tiled_close(&f->handle);
+        return tex_image_read_rows(path, spill_rows, spill, err);
     }
-    f->source = TEX__SOURCE_EXR;
+    f->source = source;
     f->info.width = info.width;
     f->info.height = info.height;
     f->info.nchannels = info.nchannels;
     f->info.type = info.type;
+    f->info.srgb = info.srgb && !f->raw;
     f->info.tiled_on_disk = true;
-    tex__exr_opened(ts, f);
-    r = levels_init(f, f->exr, info.nlevels, info.tile_width, info.tile_height, err);
+    tex__handle_opened(ts, f);
+    r = levels_init(f, &f->handle, info.nlevels, info.tile_width, info.tile_height, err);
     if (r != TEX_OK)
-        tex__exr_close(ts, f);
+        tex__handle_close(ts, f);
     return r;
 }
 
@@ -473,8 +469,11 @@ open_file_gated(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
     if (r != TEX_OK)
         return r;
     switch (tex__sniff(src.path, err, &r)) {
-    case TEX__FORMAT_EXR: /* tiled and MIP-mapped: read tile by tile */
-        r = open_exr(ts, f, src.path, &spill, err);
+    case TEX__FORMAT_EXR:
+        r = open_tiled(ts, f, TEX__SOURCE_EXR, src.path, &spill, err);
+        break;
+    case TEX__FORMAT_TIFF:
+        r = open_tiled(ts, f, TEX__SOURCE_TIFF, src.path, &spill, err);
         break;
     case TEX__FORMAT_PNG:
         r = tex_png_read_rows(src.path, spill_rows, &spill, err);
@@ -512,7 +511,7 @@ decode_leave(tex_system *ts)
 static tex_result
 open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
 {
-    decode_enter(ts); /* a tiled EXR decodes nothing, but opening it is brief */
+    decode_enter(ts); /* a tiled file decodes nothing, but opening it is brief */
     tex_result r = open_file_gated(ts, f, err);
     decode_leave(ts);
     return r;

@@ -1,4 +1,5 @@
 /* Reading an image whatever its format: the first bytes decide. */
+#include "tex_tiff.h"
 #include "texture_internal.h"
 
 #include <errno.h>
@@ -30,9 +31,32 @@ tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
         return TEX__FORMAT_JPEG;
     if (n >= 4 && memcmp(magic, "\x76\x2f\x31\x01", 4) == 0)
         return TEX__FORMAT_EXR;
-    snprintf(err, TEX_ERR_LEN, n == 0 ? "empty file" : "not a PNG, JPEG or EXR file");
+    /* Little- or big-endian, classic (42) or BigTIFF (43). */
+    if (n >= 4 && ((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) &&
+                    magic[3] == 0) ||
+                   (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 &&
+                    (magic[3] == 42 || magic[3] == 43))))
+        return TEX__FORMAT_TIFF;
+    snprintf(err, TEX_ERR_LEN, n == 0 ? "empty file" : "not a PNG, JPEG, EXR or TIFF file");
     *r = n == 0 ? TEX_ERR_CORRUPT : TEX_ERR_FORMAT;
     return TEX__FORMAT_UNKNOWN;
+}
+
+/* A whole image from rows (formats read only by rows: TIFF). */
+static tex_result
+rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+{
+    tex_image *img = ctx;
+    size_t     stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
+    if (y == 0) {
+        tex_result r =
+            tex_image_alloc(img, shape->width, shape->height, shape->nchannels, shape->type, err);
+        if (r != TEX_OK)
+            return r;
+        img->srgb = shape->srgb;
+    }
+    memcpy((char *)img->pixels + y * stride, row, stride);
+    return TEX_OK;
 }
 
 tex_result
@@ -55,6 +79,11 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         }
         return r;
     }
+    case TEX__FORMAT_TIFF:
+        r = tex_tiff_read_rows(path, rows_collect, out, err);
+        if (r != TEX_OK)
+            tex_image_free(out);
+        return r;
     default:
         return r;
     }
@@ -82,6 +111,8 @@ tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ER
         return tex_png_read_rows(path, fn, ctx, err);
     case TEX__FORMAT_JPEG:
         return tex_jpeg_read_rows(path, fn, ctx, err);
+    case TEX__FORMAT_TIFF:
+        return tex_tiff_read_rows(path, fn, ctx, err);
     case TEX__FORMAT_EXR:
         r = tex_image_read(path, &img, err);
         if (r == TEX_OK)

@@ -1,8 +1,8 @@
 /* Images in memory and the file formats that hold them: the I/O layer of the
  * texture system.
  *
- * Readers decode a whole file (PNG, JPEG, scanline EXR) or one tile of a
- * tiled EXR into a tex_image of the file's own sample type, so an 8-bit
+ * Readers decode a whole file (PNG, JPEG, scanline EXR, TIFF) or one tile
+ * of a tiled EXR or TIFF into a tex_image of the file's own sample type, so an 8-bit
  * texture stays 8-bit in the cache; lookups convert to linear float.
  *
  * Errors: every fallible call returns a tex_result and, on failure, writes
@@ -121,7 +121,7 @@ uint16_t tex_float_to_half(float f);
 tex_result tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image *dst,
                              char err[TEX_ERR_LEN]);
 
-/* Reads a PNG, JPEG or EXR (level 0, whole), whichever the file's first
+/* Reads a PNG, JPEG, EXR or TIFF (level 0, whole), whichever the file's first
  * bytes say it is. */
 tex_result tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
@@ -138,7 +138,8 @@ typedef tex_result (*tex_rows_fn)(void *ctx, const tex_image *shape, uint32_t y,
 /* tex_image_read() by rows: a PNG that is not interlaced and a baseline
  * JPEG are never whole in memory (a row is); an interlaced PNG (Adam7's
  * passes fill rows all over the image), a progressive JPEG (libjpeg keeps
- * the whole image's coefficients) and an EXR are read whole first. */
+ * the whole image's coefficients) and an EXR are read whole first; a TIFF
+ * is read a row of tiles or a strip at a time (tex_tiff_read_rows()). */
 tex_result tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
 
 /* An image in memory handed to fn by rows, as tex_image_read_rows() would

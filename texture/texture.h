@@ -139,7 +139,7 @@ typedef struct tex_file_info {
     bool     srgb;
     bool     tiled_on_disk; /* tiles are read one at a time from the file */
     /* Every texel the same (checked when a PNG, JPEG or scanline EXR is
-     * decoded; a tiled EXR is never read whole, so never marked): lookups
+     * decoded; a tiled EXR or TIFF is never read whole, so never marked): lookups
      * return that value without filtering, wherever the wrap modes do not
      * reach black outside the image. */
     bool constant;

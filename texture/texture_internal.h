@@ -3,6 +3,7 @@
 #define TEXTURE_INTERNAL_H
 
 #include "tex_exr.h"
+#include "tex_tiff.h"
 #include "texture.h"
 
 #include <pthread.h>
@@ -43,7 +44,33 @@ enum { TEX__UNOPENED = 0, TEX__READY, TEX__BROKEN };
 typedef enum tex__source {
     TEX__SOURCE_SPILL, /* decoded once, MIP levels built, tiles in the spill file */
     TEX__SOURCE_EXR,   /* a tiled EXR, read one tile at a time */
+    TEX__SOURCE_TIFF,  /* a tiled TIFF (OpenImageIO's .tx), read one tile at a time */
 } tex__source;
+
+/* An open tiled file on disk (tiled.c): one of the two is set, by source. */
+typedef struct tex__tiled {
+    tex_exr  *exr;
+    tex_tiff *tiff;
+} tex__tiled;
+
+/* What a tiled file is, whatever its format. */
+typedef struct tex__tiled_info {
+    uint32_t width, height, nchannels, nlevels;
+    uint32_t tile_width, tile_height; /* 0: not tiled */
+    tex_type type;
+    bool     srgb;
+} tex__tiled_info;
+
+/* Opens `path` as `source` (EXR or TIFF). On TEX_OK *h holds the handle
+ * (tex__tiled_close()); otherwise it is empty and err says why. */
+tex_result tex__tiled_open(tex__source source, const char *path, tex__tiled *h,
+                           tex__tiled_info *info, char err[TEX_ERR_LEN]);
+void       tex__tiled_close(tex__tiled *h); /* an empty one is a no-op */
+bool       tex__tiled_is_open(const tex__tiled *h);
+/* As tex_exr_level_size() and tex_exr_read_tile() (tex_tiff's are alike). */
+bool tex__tiled_level_size(const tex__tiled *h, uint32_t level, uint32_t *width, uint32_t *height);
+tex_result tex__tiled_read_tile(tex__tiled *h, uint32_t level, uint32_t tx, uint32_t ty, void *out,
+                                char err[TEX_ERR_LEN]);
 
 struct tex__file {
     ustr        name;
@@ -76,12 +103,12 @@ struct tex__file {
     alignas(16) unsigned char constant_texel[16];
     float constant_rgba[4];
 
-    /* TEX__SOURCE_EXR only; guarded by `lock`. Closed and reopened under
-     * the system's open-file cap. */
-    tex_exr *exr;
+    /* TEX__SOURCE_EXR and _TIFF only; guarded by `lock`. Closed and
+     * reopened under the system's open-file cap. */
+    tex__tiled handle;
     /* The system's tick at its last tile read, for closing the least
      * recently used handle; relaxed, written under `lock`, read by others. */
-    _Atomic uint64_t exr_last_use;
+    _Atomic uint64_t handle_last_use;
 };
 
 /* A table of files keyed by the ustr pointer: lookups take no lock (the
@@ -181,7 +208,8 @@ typedef enum {
     TEX__FORMAT_UNKNOWN,
     TEX__FORMAT_PNG,
     TEX__FORMAT_JPEG,
-    TEX__FORMAT_EXR
+    TEX__FORMAT_EXR,
+    TEX__FORMAT_TIFF
 } tex__format;
 tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
 
@@ -233,11 +261,11 @@ void             tex__tile_release(tex_thread *tc);
 uint64_t   tex__spill_reserve(tex_system *ts, uint64_t bytes);
 tex_result tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset,
                             char err[TEX_ERR_LEN]);
-/* Under f->lock, after opening f->exr: counts the handle and closes the
+/* Under f->lock, after opening f->handle: counts the handle and closes the
  * least recently used other one when over the cap. */
-void tex__exr_opened(tex_system *ts, tex__file *f);
-void tex__exr_touch(tex_system *ts, tex__file *f); /* under f->lock, at each tile read */
-void tex__exr_close(tex_system *ts, tex__file *f); /* under f->lock: close and uncount */
+void tex__handle_opened(tex_system *ts, tex__file *f);
+void tex__handle_touch(tex_system *ts, tex__file *f); /* under f->lock, at each tile read */
+void tex__handle_close(tex_system *ts, tex__file *f); /* under f->lock: close and uncount */
 void tex__report(tex_system *ts, const char *name, const char *reason);
 
 /* sample.c */

@@ -107,14 +107,14 @@ tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset
     return TEX_OK;
 }
 
-/* ---- open EXR handles ---- */
+/* ---- open tiled-file handles (EXR, TIFF) ---- */
 
 void
-tex__exr_touch(tex_system *ts, tex__file *f)
+tex__handle_touch(tex_system *ts, tex__file *f)
 {
     /* Relaxed: an approximate order of uses is all the cap needs. */
     uint64_t now = atomic_fetch_add_explicit(&ts->tick, 1, memory_order_relaxed);
-    atomic_store_explicit(&f->exr_last_use, now, memory_order_relaxed);
+    atomic_store_explicit(&f->handle_last_use, now, memory_order_relaxed);
 }
 
 /* The open tiled file used longest ago, other than `keep`; NULL if none. */
@@ -127,12 +127,12 @@ lru_handle(tex_system *ts, const tex__file *keep)
     tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_acquire);
     for (size_t i = 0; i <= a->mask; i++) {
         tex__file *f = atomic_load_explicit(&a->slots[i], memory_order_acquire);
-        /* Relaxed: see tex__exr_touch(); a stale value only picks a worse
+        /* Relaxed: see tex__handle_touch(); a stale value only picks a worse
          * victim. Files with no handle have stopped being touched. */
-        uint64_t use = f ? atomic_load_explicit(&f->exr_last_use, memory_order_relaxed) : 0;
+        uint64_t use = f ? atomic_load_explicit(&f->handle_last_use, memory_order_relaxed) : 0;
         if (f && f != keep && use < best_use &&
             atomic_load_explicit(&f->state, memory_order_acquire) == TEX__READY &&
-            f->source == TEX__SOURCE_EXR) {
+            f->source != TEX__SOURCE_SPILL) {
             best = f;
             best_use = use;
         }
@@ -141,14 +141,13 @@ lru_handle(tex_system *ts, const tex__file *keep)
 }
 
 void
-tex__exr_close(tex_system *ts, tex__file *f)
+tex__handle_close(tex_system *ts, tex__file *f)
 {
-    if (!f->exr)
+    if (!tex__tiled_is_open(&f->handle))
         return;
-    tex_exr_close(f->exr);
-    f->exr = NULL;
-    /* Relaxed: as in tex__exr_touch(); parks it behind every open handle. */
-    atomic_store_explicit(&f->exr_last_use, UINT64_MAX, memory_order_relaxed);
+    tex__tiled_close(&f->handle);
+    /* Relaxed: as in tex__handle_touch(); parks it behind every open handle. */
+    atomic_store_explicit(&f->handle_last_use, UINT64_MAX, memory_order_relaxed);
     /* Relaxed: stats only. */
     atomic_fetch_add_explicit(&ts->files_closed, 1, memory_order_relaxed);
     pthread_mutex_lock(&ts->handles_lock);
@@ -157,12 +156,12 @@ tex__exr_close(tex_system *ts, tex__file *f)
 }
 
 void
-tex__exr_opened(tex_system *ts, tex__file *f)
+tex__handle_opened(tex_system *ts, tex__file *f)
 {
     pthread_mutex_lock(&ts->handles_lock);
     unsigned open = ++ts->open_handles;
     pthread_mutex_unlock(&ts->handles_lock);
-    tex__exr_touch(ts, f);
+    tex__handle_touch(ts, f);
     for (int tries = 0; open > ts->cfg.max_open_files && tries < 8; tries++) {
         tex__file *victim = lru_handle(ts, f);
         if (!victim)
@@ -171,10 +170,10 @@ tex__exr_opened(tex_system *ts, tex__file *f)
          * while holding ours could deadlock with a thread doing the same.
          * A busy victim is in use: count it as used now, and look on. */
         if (pthread_mutex_trylock(&victim->lock) != 0) {
-            tex__exr_touch(ts, victim);
+            tex__handle_touch(ts, victim);
             continue;
         }
-        tex__exr_close(ts, victim);
+        tex__handle_close(ts, victim);
         pthread_mutex_unlock(&victim->lock);
         pthread_mutex_lock(&ts->handles_lock);
         open = ts->open_handles;
@@ -206,34 +205,33 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
     } else {
         pthread_mutex_lock(&f->lock);
         tex_result r = TEX_OK;
-        if (!f->exr) {
-            tex_exr_info   info;
-            tex__read_from src;
+        if (!tex__tiled_is_open(&f->handle)) {
+            tex__tiled_info info;
+            tex__read_from  src;
             r = tex__read_open(ts, f, &src, err);
             if (r == TEX_OK)
-                r = tex_exr_open(src.path, &f->exr, &info, err);
+                r = tex__tiled_open(f->source, src.path, &f->handle, &info, err);
             tex__read_close(&src);
             /* The file may have been replaced (maketx renames over it):
              * its tiles must still fit what we sized for. */
             if (r == TEX_OK &&
                 (info.width != f->info.width || info.height != f->info.height ||
-                 info.nchannels != f->info.nchannels || info.type != f->info.type || !info.tiled ||
+                 info.nchannels != f->info.nchannels || info.type != f->info.type ||
                  info.tile_width != f->info.tile_width || info.tile_height != f->info.tile_height ||
                  info.nlevels != f->info.nlevels)) {
-                tex_exr_close(f->exr);
-                f->exr = NULL;
+                tex__tiled_close(&f->handle);
                 snprintf(err, TEX_ERR_LEN, "changed on disk since it was opened");
                 r = TEX_ERR_CORRUPT;
             }
             if (r == TEX_OK) {
                 tex__count(&tc->counters.files_opened, 1);
-                tex__exr_opened(ts, f);
+                tex__handle_opened(ts, f);
             }
         }
         if (r == TEX_OK) {
-            tex__exr_touch(ts, f);
-            r = tex_exr_read_tile(f->exr, level, index % lv->tiles_x, index / lv->tiles_x, out,
-                                  err);
+            tex__handle_touch(ts, f);
+            r = tex__tiled_read_tile(&f->handle, level, index % lv->tiles_x, index / lv->tiles_x,
+                                     out, err);
         }
         pthread_mutex_unlock(&f->lock);
         if (r != TEX_OK)

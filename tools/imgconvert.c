@@ -1,4 +1,4 @@
-/* imgconvert: any image the texture system reads (PNG, JPEG, EXR) to a PNG
+/* imgconvert: any image the texture system reads (PNG, JPEG, EXR, TIFF) to a PNG
  * to look at, or an EXR, with an exposure: a render's EXR made viewable.
  *
  *   imgconvert [--exposure STOPS] IN OUT.png|OUT.exr

@@ -1,4 +1,4 @@
-/* imgdiff: compares two images (PNG, JPEG or EXR) pixel by pixel, as image
+/* imgdiff: compares two images (PNG, JPEG, EXR or TIFF) pixel by pixel, as image
  * regression tests do: a pixel fails when any channel differs by more than
  * --tolerance (in linear light, 0..1 for 8-bit images); the images match
  * when at most --max-fail pixels fail.

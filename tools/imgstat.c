@@ -1,10 +1,10 @@
-/* imgstat: the statistics of an image (PNG, JPEG or EXR) over a window, in
+/* imgstat: the statistics of an image (PNG, JPEG, EXR or TIFF) over a window, in
  * linear light, and its error against a reference: what convergence and
  * white-furnace tests check, and a quick look at a render's levels.
  *
  *   imgstat [--window X0,Y0,X1,Y1] [--clamp | --quantize] IMAGE [REFERENCE]
  *
- * Images: PNG, JPEG, EXR, and PFM (what Embree's tutorials write).
+ * Images: PNG, JPEG, EXR, TIFF, and PFM (what Embree's tutorials write).
  * --quantize encodes both images as Embree's tutorials store a render
  * (tutorials/pathtracer/pathtracer_device.cpp, renderTileStandard): clamped
  * to [0, 1], then floor(255.01 v) / 255: 8 bits, linear, no sRGB curve.

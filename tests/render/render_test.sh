@@ -361,6 +361,40 @@ interrupt)
         grep -q "rendered with other options" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
     fi
     ;;
+tx_texture)
+    # OpenImageIO's texture format: a .tx made by our maketx from the PNG
+    # holds the very pyramid the PNG's spill would (same filter, 64x64
+    # tiles), so the render is the same to the bit, read tile by tile; at
+    # -t 1 and -t 2 alike. A .tx made by OpenImageIO's maketx (where it is
+    # installed) renders with no texture error, within 0.03 of the PNG: its
+    # levels are averaged in sRGB, ours in linear light.
+    maketx=$testdata
+    "$texgen" --count 1 --size 512 --seed 3 "$tmp/big" >/dev/null || fail texgen
+    "$maketx" "$tmp/big/tex00.png" 2>"$tmp/said" || fail "maketx: exit $?"
+    grep -q "tex00.tx: tiled MIP-mapped TIFF, 512x512 RGB 8-bit sRGB, 10 levels" "$tmp/said" ||
+        fail "maketx did not say what it wrote: $(cat "$tmp/said")"
+    for t in png tx; do
+        sed "s|tex/tex00.png|big/tex00.$t|" "$tmp/scene.mtl" >"$tmp/scene_$t.mtl"
+        sed "s|mtllib scene.mtl|mtllib scene_$t.mtl|" "$scene" >"$tmp/scene_$t.obj"
+    done
+    "$render" --quiet -t 2 -r 96 72 --spp 4 -o "$tmp/png.exr" "$tmp/scene_png.obj" 2>/dev/null ||
+        fail "png render: exit $?"
+    for threads in 1 2; do
+        "$render" --quiet -t $threads -r 96 72 --spp 4 --stats-json "$tmp/tx.json" \
+            -o "$tmp/tx.exr" "$tmp/scene_tx.obj" 2>/dev/null || fail "tx render: exit $?"
+        "$imgdiff" --quiet "$tmp/png.exr" "$tmp/tx.exr" || fail "-t $threads: the .tx renders otherwise"
+        [ "$(json files_opened "$tmp/tx.json")" -ge 1 ] || fail "the .tx was not opened"
+    done
+    if [ -x /usr/bin/maketx ]; then
+        /usr/bin/maketx "$tmp/big/tex00.png" -o "$tmp/big/tex00.tx" >/dev/null || fail "OIIO maketx"
+        err=$("$render" --quiet -t 2 -r 96 72 --spp 4 --stats-json "$tmp/oiio.json" -o "$tmp/oiio.exr" \
+            "$tmp/scene_tx.obj" 2>&1) || fail "OpenImageIO's .tx: exit $?"
+        grep -q tex00 <<<"$err" && fail "OpenImageIO's .tx: $err"
+        [ "$(json file_errors "$tmp/oiio.json")" = 1 ] || fail "file errors other than nosuch.png"
+        "$imgdiff" --quiet --tolerance 0.03 "$tmp/png.exr" "$tmp/oiio.exr" ||
+            fail "OpenImageIO's .tx renders far from the PNG"
+    fi
+    ;;
 missing_texture)
     for open in upfront lazy; do
         err=$("$render" -t 2 -r 32 32 --open-textures $open -o "$tmp/m.png" "$scene" 2>&1 >/dev/null) ||
