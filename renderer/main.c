@@ -350,7 +350,7 @@ run_setup(run *u, char err[RT_ERR_LEN])
      * the heap of the decoding thread's arena and stay there: 25 MB more
      * for every worker at -t 8 on 2048x2048 textures (docs/reliability.md).
      * Not before the import: its OBJ line buffer relies on the dynamic
-     * threshold (scene.c, obj_heap_prepare()), which also raised the trim
+     * threshold (scene_io.c, rt__obj_heap_prepare()), which also raised the trim
      * threshold to twice its own; that goes back to glibc's default, or
      * every worker's arena would keep up to 40 MB of freed MIP levels. */
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
