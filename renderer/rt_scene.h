@@ -53,6 +53,13 @@ typedef struct rt_texture_slot {
     uint32_t    uv;           /* UV set 0 (scene uvs) or 1 (uvs1); higher sets read as 0 */
     bool        raw;          /* data, not colour (normal, metallic-roughness, occlusion,
                                * opacity) */
+    /* glTF's KHR_texture_transform: a lookup reads the texture at
+     * (x[0][0] u + x[0][1] v + x[0][2], x[1][0] u + x[1][1] v + x[1][2]),
+     * its footprint turned alike. uv_transformed false: (u, v) as it is
+     * (and x unused). Its texCoord, which would pick another UV set, is
+     * not read. */
+    bool  uv_transformed;
+    float uv_xform[2][3];
 } rt_texture_slot;
 
 typedef struct rt_material {

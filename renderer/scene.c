@@ -327,6 +327,7 @@ static const struct {
     {"KHR_lights_punctual", NULL},
     {"KHR_materials_emissive_strength", NULL},
     {"KHR_materials_specular", "its textures"},
+    {"KHR_texture_transform", "texCoord"},
     /* Not read by Debian's assimp 5.2: a file that needs them fails to
      * import (named then); one that merely lists them has fallbacks. */
     {"KHR_draco_mesh_compression", NULL},

@@ -182,6 +182,10 @@ typedef struct load_ctx {
  * RT_ERR_NOMEM. */
 rt_result rt__embedded_load(load_ctx *c);
 
+/* Whether `path` names a glTF (.gltf or .glb, any case): what assimp's
+ * glTF importer made, whose conventions some readers undo. */
+bool rt__path_is_gltf(const char *path);
+
 /* Fills *m, zeroed by the caller, from `mat`: its name, its factors (a
  * default for one that is missing or unreadable) and its texture slots.
  * Slot paths are resolved against the scene's folder and interned in

@@ -83,8 +83,7 @@ camera_basis(double fwd[3], double up[3])
 static bool
 gltf_old_assimp(const char *path)
 {
-    const char *dot = strrchr(path, '.');
-    if (!dot || (strcasecmp(dot, ".gltf") != 0 && strcasecmp(dot, ".glb") != 0))
+    if (!rt__path_is_gltf(path))
         return false;
     unsigned major = aiGetVersionMajor(), minor = aiGetVersionMinor();
     return major < 5 || (major == 5 && minor < 3);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A texture reference as the shading code will open it: '\' read as '/',
  * leading "./" dropped, relative paths joined to the scene's folder. */
@@ -111,6 +112,44 @@ static const enum aiTextureType slot_types[RT_SLOT_COUNT][5] = {
     [RT_SLOT_OPACITY] = {aiTextureType_OPACITY},
 };
 
+bool
+rt__path_is_gltf(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && (strcasecmp(dot, ".gltf") == 0 || strcasecmp(dot, ".glb") == 0);
+}
+
+/* glTF's KHR_texture_transform, as Debian's assimp 5.2 hands it over: its
+ * glTF importer turns offset, rotation and scale into an aiUVTransform for
+ * assimp's own frame (v up, rotation about the centre; glTF2Importer.cpp),
+ * and FlipUVs then negates the translation's v and the rotation. Undone
+ * here to the file's values (checked against files whose transform is
+ * known: tests render.gltf_features), then made the matrix applied to
+ * glTF's UVs, which are ours (FlipUVs undoes the importer's flip). The
+ * rotation's direction is the one the extension's worked example fixes
+ * (offset [0, 1], rotation pi/2, scale 0.5 reads the lower-left quarter):
+ * u' = cos sx u + sin sy v + ox, v' = -sin sx u + cos sy v + oy. */
+static void
+uv_transform_load(const struct aiMaterial *mat, enum aiTextureType type, rt_texture_slot *out)
+{
+    struct aiUVTransform t;
+    if (aiGetMaterialUVTransform(mat, _AI_MATKEY_UVTRANSFORM_BASE, type, 0, &t) != aiReturn_SUCCESS)
+        return;
+    double r = t.mRotation, sx = t.mScaling.x, sy = t.mScaling.y, c = cos(r), s = sin(r);
+    double ox = t.mTranslation.x - 0.5 * sx * (1 - c + s);
+    double oy = t.mTranslation.y + 0.5 * sy * (s + c - 1) + 1 - sy;
+    float  x[2][3] = {{(float)(c * sx), (float)(s * sy), (float)ox},
+                      {(float)(-s * sx), (float)(c * sy), (float)oy}};
+    static const float identity[2][3] = {{1, 0, 0}, {0, 1, 0}};
+    bool               finite = true;
+    for (int i = 0; i < 6; i++)
+        finite = finite && isfinite(x[i / 3][i % 3]);
+    if (!finite || memcmp(x, identity, sizeof x) == 0)
+        return; /* NaN or infinite values from a file read as none */
+    memcpy(out->uv_xform, x, sizeof x);
+    out->uv_transformed = true;
+}
+
 static rt_result
 slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_slot *out)
 {
@@ -150,6 +189,8 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
         out->filename = name;
         out->filename_len = strlen(name);
         out->uv = uv == 1 ? 1 : 0; /* the scene keeps UV sets 0 and 1 */
+        if (rt__path_is_gltf(c->s->pub.path))
+            uv_transform_load(mat, type, out);
         out->name = ustr_table_intern(c->strings, name, out->filename_len);
         if (!out->name)
             return RT_ERR_NOMEM; /* ENOMEM; ERANGE needs a 1 GiB path */

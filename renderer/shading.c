@@ -25,14 +25,24 @@ rt__slot_lookup(rt__worker *w, const rt_texture_slot *slot, const float uv[2], c
         w->st->bypasses++;
         return;
     }
-    tex_opts o = {.filter = TEX_FILTER_TRILINEAR,
-                  .swrap = swrap,
-                  .twrap = twrap,
-                  .raw = slot->raw,
-                  .fill = {1, 1, 1, 1}};
-    float    t[4];
+    tex_opts   o = {.filter = TEX_FILTER_TRILINEAR,
+                    .swrap = swrap,
+                    .twrap = twrap,
+                    .raw = slot->raw,
+                    .fill = {1, 1, 1, 1}};
+    float      t[4], st[2] = {uv[0], uv[1]};
+    tex_derivs td;
+    if (slot->uv_transformed) { /* glTF's KHR_texture_transform */
+        const float(*x)[3] = slot->uv_xform;
+        st[0] = x[0][0] * uv[0] + x[0][1] * uv[1] + x[0][2];
+        st[1] = x[1][0] * uv[0] + x[1][1] * uv[1] + x[1][2];
+        td = (tex_derivs){
+            x[0][0] * d->dsdx + x[0][1] * d->dtdx, x[1][0] * d->dsdx + x[1][1] * d->dtdx,
+            x[0][0] * d->dsdy + x[0][1] * d->dtdy, x[1][0] * d->dsdy + x[1][1] * d->dtdy};
+        d = &td;
+    }
     w->st->lookups++;
-    if (tex_lookup(w->ts, w->tc, name, uv[0], uv[1], d, &o, t) != TEX_OK)
+    if (tex_lookup(w->ts, w->tc, name, st[0], st[1], d, &o, t) != TEX_OK)
         w->st->lookup_errors++;
     for (int c = 0; c < 4; c++)
         out[c] = constant[c] * t[c];

@@ -825,7 +825,7 @@ gltf_features)
     blend_gltf MASK '"extensionsUsed": ["KHR_texture_transform", "KHR_materials_specular",
  "KHR_lights_punctual", "KHR_materials_emissive_strength"]' >"$tmp/used.gltf"
     "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/u.png" "$tmp/used.gltf" 2>"$tmp/err" || fail "used: exit $?"
-    [ "$(grep -c "ignores the glTF extensions KHR_texture_transform, KHR_materials_specular (its textures)$" "$tmp/err")" = 1 ] ||
+    [ "$(grep -c "ignores the glTF extensions KHR_texture_transform (texCoord), KHR_materials_specular (its textures)$" "$tmp/err")" = 1 ] ||
         fail "used: $(cat "$tmp/err")"
     blend_gltf MASK '"extensionsUsed": ["KHR_materials_transmission", "KHR_lights_punctual"],
  "extensionsRequired": ["KHR_materials_transmission"]' >"$tmp/req.gltf"
@@ -860,6 +860,45 @@ gltf_features)
         >"$tmp/quant.gltf"
     "$render" --quiet -t 2 -r 16 16 -o "$tmp/q.png" "$tmp/quant.gltf" 2>"$tmp/err" && fail "quantized: exit 0"
     grep -q "needs the glTF extensions KHR_mesh_quantization" "$tmp/err" || fail "quantized: $(cat "$tmp/err")"
+    # KHR_texture_transform, by the worked example of its specification:
+    # offset [0, 1], rotation pi/2, scale [0.5, 0.5] reads only the image's
+    # lower-left quarter. A unit quad (glTF UVs 0..1) with a 32x32 texture of
+    # four quarters, red, green (top right), blue (lower left), white: seen
+    # near its middle, all blue with the transform; the rotation the other
+    # way reads the green quarter, none reads all four.
+    tt_gltf() { # tt_gltf [TEXTURE-INFO-EXTENSIONS]
+        local png=iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAIAAAD8GO2jAAAAMElEQVR42u3NwQkAMAwDMe+/dDqDHyEUZO5rlEmqMssBAAAA4ARoH+0AAAAA8AXwAK5N+kxHCN2JAAAAAElFTkSuQmCC
+        local b64=AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAACAPwAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAIA/AACAPwAAgD8AAAAAAAAAAAAAAAAAAAEAAgAAAAIAAwA=
+        printf '{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_texture_transform"],
+ "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "TEXCOORD_0": 1}, "indices": 2, "material": 0}]}],
+ "materials": [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0%s}, "metallicFactor": 0}}],
+ "textures": [{"source": 0}], "images": [{"uri": "data:image/png;base64,%s"}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]},
+               {"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC2"},
+               {"bufferView": 2, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+ "bufferViews": [{"buffer": 0, "byteLength": 48}, {"buffer": 0, "byteOffset": 48, "byteLength": 32},
+                 {"buffer": 0, "byteOffset": 80, "byteLength": 12}],
+ "buffers": [{"byteLength": 92, "uri": "data:application/octet-stream;base64,%s"}]}\n' "${1:+, $1}" "$png" "$b64"
+    }
+    rgb() { # rgb SCENE: the mean colour near the quad's middle, "R G B"
+        "$render" --quiet -t 2 -r 16 16 --spp 4 --integrator eyelight --camera-pos 0.5,0.5,3 \
+            --look-at 0.5,0.5,0 --fov 8 -o "$tmp/tt.exr" "$1" || fail "$1: exit $?"
+        "$imgstat" "$tmp/tt.exr" | sed 's/.* mean=\([^,]*\),\([^,]*\),\([^ ]*\) .*/\1 \2 \3/'
+    }
+    xf='"extensions": {"KHR_texture_transform": {"offset": [0, 1], "rotation": %s, "scale": [0.5, 0.5]}}'
+    tt_gltf "$(printf "$xf" 1.57079632679)" >"$tmp/tt.gltf"
+    tt_gltf "$(printf "$xf" -1.57079632679)" >"$tmp/tt_back.gltf"
+    tt_gltf >"$tmp/tt_none.gltf"
+    read -r r g b <<<"$(rgb "$tmp/tt.gltf")"
+    awk -v r="$r" -v g="$g" -v b="$b" 'BEGIN { exit !(b > 0.5 && r < b / 100 && g < b / 100) }' ||
+        fail "texture transform: mean $r $g $b, want blue alone"
+    read -r r g b <<<"$(rgb "$tmp/tt_back.gltf")"
+    awk -v r="$r" -v g="$g" -v b="$b" 'BEGIN { exit !(g > 0.5 && r < g / 100 && b < g / 100) }' ||
+        fail "texture transform, rotation the other way: mean $r $g $b, want green alone"
+    read -r r g b <<<"$(rgb "$tmp/tt_none.gltf")"
+    awk -v r="$r" -v g="$g" -v b="$b" 'BEGIN { exit !(r > 0.1 && g > 0.1 && b > 0.1) }' ||
+        fail "no texture transform: mean $r $g $b, want the four quarters"
     ;;
 metadata)
     # What an image says of its render: EXR attributes typed (ints and

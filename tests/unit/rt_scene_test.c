@@ -402,7 +402,7 @@ quad_gltf(char *out, size_t size, const char *buffer, const char *images)
     snprintf(
         out, size,
         "{\"asset\":{\"version\":\"2.0\"},"
-        "\"extensionsUsed\":[\"KHR_lights_punctual\"],"
+        "\"extensionsUsed\":[\"KHR_lights_punctual\",\"KHR_texture_transform\"],"
         "\"extensions\":{\"KHR_lights_punctual\":{\"lights\":["
         "{\"type\":\"point\",\"color\":[1,0.5,0.25],\"intensity\":4}]}},"
         "\"scene\":0,\"scenes\":[{\"nodes\":[0,4]}],"
@@ -418,10 +418,13 @@ quad_gltf(char *out, size_t size, const char *buffer, const char *images)
         "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"NORMAL\":1,"
         "\"TEXCOORD_0\":2,\"TEXCOORD_1\":3},\"indices\":4,\"material\":0}]}],"
         "\"materials\":[{\"name\":\"pbr\",\"pbrMetallicRoughness\":{"
-        "\"baseColorFactor\":[0.5,0.25,1,1],\"baseColorTexture\":{\"index\":0},"
+        "\"baseColorFactor\":[0.5,0.25,1,1],\"baseColorTexture\":{\"index\":0,"
+        "\"extensions\":{\"KHR_texture_transform\":"
+        "{\"offset\":[0.25,0.125],\"rotation\":0.5,\"scale\":[2,3]}}},"
         "\"metallicFactor\":0.3,\"roughnessFactor\":0.7,"
         "\"metallicRoughnessTexture\":{\"index\":1}},"
-        "\"normalTexture\":{\"index\":2,\"scale\":0.9},"
+        "\"normalTexture\":{\"index\":2,\"scale\":0.9,"
+        "\"extensions\":{\"KHR_texture_transform\":{\"offset\":[0.5,0]}}},"
         "\"occlusionTexture\":{\"index\":3,\"texCoord\":1,\"strength\":0.6},"
         "\"emissiveTexture\":{\"index\":4},\"emissiveFactor\":[1,0.5,0],"
         "\"alphaMode\":\"MASK\",\"alphaCutoff\":0.3,\"doubleSided\":true}],"
@@ -596,6 +599,20 @@ check_quad_scene(const rt_scene *s)
     for (int k = 0; k < RT_SLOT_COUNT; k++)
         if (m->slots[k].filename)
             CHECK_EQ_PTR(m->slots[k].name, ustr_intern_cstr(m->slots[k].filename));
+    /* KHR_texture_transform, as the file gives it: u' = cos sx u + sin sy
+     * v + ox, v' = -sin sx u + cos sy v + oy (offset 0.25, 0.125, rotation
+     * 0.5, scale 2, 3), undone from what assimp made of it. */
+    const rt_texture_slot *b = &m->slots[RT_SLOT_BASE_COLOR], *nm = &m->slots[RT_SLOT_NORMAL];
+    REQUIRE(b->uv_transformed);
+    double c = cos(0.5), sn = sin(0.5);
+    double want_b[2][3] = {{2 * c, 3 * sn, 0.25}, {-2 * sn, 3 * c, 0.125}};
+    double want_n[2][3] = {{1, 0, 0.5}, {0, 1, 0}};
+    for (int i = 0; i < 6; i++) {
+        CHECK_NEAR(b->uv_xform[i / 3][i % 3], want_b[i / 3][i % 3]);
+        CHECK_NEAR(nm->uv_xform[i / 3][i % 3], want_n[i / 3][i % 3]);
+    }
+    CHECK(nm->uv_transformed);
+    CHECK(!m->slots[RT_SLOT_EMISSIVE].uv_transformed);
 }
 
 static void
