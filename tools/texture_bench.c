@@ -39,6 +39,7 @@ typedef struct bench {
     uint64_t    lookups; /* per thread */
     bool        coherent;
     tex_filter  filter;
+    bool        raw; /* the stored values, as OpenImageIO's TextureSystem returns them */
     float       deriv;
     size_t      max_memory_mb;
     int         repeat;
@@ -59,13 +60,15 @@ usage(FILE *f)
 {
     fputs("usage: texture-bench [--threads T[,T...]] [--lookups M] [--pattern coherent|random]\n"
           "                     [--filter closest|bilinear|trilinear] [--max-memory-mb N]\n"
-          "                     [--repeat K] FILE...\n"
+          "                     [--repeat K] [--raw] FILE...\n"
           "  --threads LIST     thread counts, one result line each (default 1)\n"
           "  --lookups M        lookups per thread (default 1000000)\n"
           "  --pattern P        random (default) or coherent\n"
           "  --filter F         closest, bilinear (default) or trilinear\n"
           "  --max-memory-mb N  tile cache cap (default 1024)\n"
-          "  --repeat K         timed runs, each with a cold cache; median reported (3)\n",
+          "  --repeat K         timed runs, each with a cold cache; median reported (3)\n"
+          "  --raw              stored values, no sRGB decoding (as OpenImageIO returns\n"
+          "                     an 8-bit .tx's)\n",
           f);
 }
 
@@ -104,7 +107,7 @@ worker_main(void *arg)
         pthread_barrier_wait(w->start);
         return NULL;
     }
-    tex_opts o = {.filter = b->filter, .nchannels = 3};
+    tex_opts o = {.filter = b->filter, .nchannels = 3, .raw = b->raw};
     uint64_t x = bench_seed(w->t);
     tally    k = {0};
     pthread_barrier_wait(w->start);
@@ -182,6 +185,7 @@ main(int argc, char **argv)
                                              {"filter", required_argument, NULL, 'f'},
                                              {"max-memory-mb", required_argument, NULL, 'm'},
                                              {"repeat", required_argument, NULL, 'r'},
+                                             {"raw", no_argument, NULL, 'R'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     bench                      b = {
@@ -227,6 +231,9 @@ main(int argc, char **argv)
             break;
         case 'r':
             b.repeat = (int)bench_parse_u64(optarg, "--repeat", 63);
+            break;
+        case 'R':
+            b.raw = true;
             break;
         case 'h':
             usage(stdout);
