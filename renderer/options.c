@@ -600,7 +600,7 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             rt_options_usage(stdout);
             return 0;
         case OPT_VERSION:
-            printf("render %s\n", RT_VERSION);
+            printf("%s %s\n", prog, RT_VERSION); /* study, render-bench: their own name */
             return 0;
         case ':': {
             /* A missing value: optind is past the option word. */

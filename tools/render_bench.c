@@ -231,6 +231,21 @@ against_embree(const bench *b, int repeat, rt_render_stats *stats)
 enum { MAX_THREAD_COUNTS = 32, MODES = 3 };
 
 static void
+usage(FILE *f)
+{
+    fputs("usage: render-bench [--repeat K] [render options] SCENE\n"
+          "       render-bench --scaling T[,T...] [--repeat K] [render options] SCENE\n"
+          "  (default)         eyelight against raw Embree on the same camera rays: one\n"
+          "                    line of Mrays/s and their ratios\n"
+          "  --scaling LIST    the render as render runs it, in each texture mode, at each\n"
+          "                    thread count: times, interning's share, speed-up\n"
+          "  --repeat K        runs per figure, in rounds; medians reported (default 3)\n"
+          "  --version         print the version and exit\n"
+          "Any other option is render's (render --help): the view, resolution, lock, ...\n",
+          f);
+}
+
+static void
 scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
 {
     unsigned   counts[MAX_THREAD_COUNTS], n = 0;
@@ -289,24 +304,43 @@ main(int argc, char **argv)
      * checks; the bench adds --repeat and --scaling. */
     int         repeat = 3;
     const char *thread_counts = NULL;
-    for (int i = 1; i + 1 < argc;) {
-        bool is_repeat = strcmp(argv[i], "--repeat") == 0;
-        if (!is_repeat && strcmp(argv[i], "--scaling") != 0) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--") == 0)
+            break;
+    }
+    /* Ours out of argv, as "--name value" or "--name=value" (as render's). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0;) {
+        const char *names[] = {"--repeat", "--scaling"}, *v = NULL;
+        int         which = -1, take = 1;
+        for (int k = 0; k < 2 && which < 0; k++) {
+            size_t len = strlen(names[k]);
+            if (strncmp(argv[i], names[k], len) == 0 && argv[i][len] == '=')
+                which = k, v = argv[i] + len + 1;
+            else if (strcmp(argv[i], names[k]) == 0)
+                which = k, v = i + 1 < argc ? argv[i + 1] : NULL, take = 2;
+        }
+        if (which < 0) {
             i++;
             continue;
         }
-        if (is_repeat)
-            repeat = (int)bench_parse_u64(argv[i + 1], "--repeat", 63);
+        if (!v)
+            bench_bad_usage("%s needs a value", names[which]);
+        if (which == 0)
+            repeat = (int)bench_parse_u64(v, "--repeat", 63);
         else
-            thread_counts = argv[i + 1];
-        memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof *argv);
-        argc -= 2;
+            thread_counts = v;
+        memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof *argv);
+        argc -= take;
     }
     char **args = calloc((size_t)argc + 4, sizeof *args);
     if (!args)
         bench_die("out of memory");
     int n = 0;
-    args[n++] = "render";
+    args[n++] = "render-bench"; /* the name its messages and --version give */
     args[n++] = "--quiet";
     args[n++] = "--integrator=eyelight";
     args[n++] = "--spp=1";

@@ -56,7 +56,8 @@ usage(FILE *f)
           "                   beside this program)\n"
           "  --mpirun PATH    the MPI launcher (default mpirun)\n"
           "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
-          "  --quick          a smoke run: threads 1,2, repeat 1, 64x48 unless -r is given\n"
+          "  --quick          a smoke run: threads 1,2, repeat 1, 64x48, each unless\n"
+          "                   --threads, --repeat or -r says otherwise\n"
           "  render options   as `render` takes them: -r W H, --spp N, --integrator I, ...\n",
           f);
 }
@@ -172,53 +173,65 @@ plan_parse(int argc, char **argv, plan *p)
     p->locks[0] = USTR_LOCK_DEFAULT, p->nlocks = 1;
     p->ranks[0] = 1, p->nranks = 1;
     p->mpirun = "mpirun";
-    bool   quick = false, resolution = false;
+    bool   quick = false, resolution = false, threads_given = false, repeat_given = false;
     char **rest = calloc((size_t)argc + 3, sizeof *rest);
     int    n = 0;
     if (!rest)
         die(1, "out of memory");
     rest[n++] = "study";
     rest[n++] = "--quiet";
+    static const char *const own[] = {"--threads", "--modes",     "--locks",  "--repeat",
+                                      "--out",     "--mpi-ranks", "--render", "--mpirun"};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool        has = i + 1 < argc;
+        const char *a = argv[i], *v = NULL; /* v: the option's value */
+        char        name[16] = "";
+        /* One of ours, as "--name value" or "--name=value" (as render's). */
+        for (size_t k = 0; k < sizeof own / sizeof *own && !name[0]; k++) {
+            size_t len = strlen(own[k]);
+            if (strncmp(a, own[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) {
+                snprintf(name, sizeof name, "%s", own[k]);
+                v = a[len] == '=' ? a + len + 1 : i + 1 < argc ? argv[++i] : NULL;
+            }
+        }
+        if (name[0] && !v)
+            die(2, "%s needs a value", name);
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
         } else if (strcmp(a, "--quick") == 0) {
             quick = true;
-        } else if (strcmp(a, "--threads") == 0 && has) {
-            p->nthreads = parse_list(a, argv[++i], MAX_LIST, item_threads, p->threads);
-        } else if (strcmp(a, "--modes") == 0 && has) {
-            p->nmodes = parse_list(a, argv[++i], 3, item_mode, p->modes);
-        } else if (strcmp(a, "--locks") == 0 && has) {
-            p->nlocks = parse_list(a, argv[++i], MAX_LIST, item_lock, p->locks);
-        } else if (strcmp(a, "--repeat") == 0 && has) {
+        } else if (strcmp(name, "--threads") == 0) {
+            p->nthreads = parse_list(name, v, MAX_LIST, item_threads, p->threads);
+            threads_given = true;
+        } else if (strcmp(name, "--modes") == 0) {
+            p->nmodes = parse_list(name, v, 3, item_mode, p->modes);
+        } else if (strcmp(name, "--locks") == 0) {
+            p->nlocks = parse_list(name, v, MAX_LIST, item_lock, p->locks);
+        } else if (strcmp(name, "--repeat") == 0) {
             char *end;
-            long  k = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i] || k < 1 || k > 63)
-                die(2, "--repeat: '%s' is not a count (1..63)", argv[i]);
+            long  k = strtol(v, &end, 10);
+            if (*end || end == v || k < 1 || k > 63)
+                die(2, "--repeat: '%s' is not a count (1..63)", v);
             p->repeat = (int)k;
-        } else if (strcmp(a, "--out") == 0 && has) {
-            p->out = argv[++i];
-        } else if (strcmp(a, "--mpi-ranks") == 0 && has) {
-            p->nranks = parse_list(a, argv[++i], MAX_LIST, item_ranks, p->ranks);
-        } else if (strcmp(a, "--render") == 0 && has) {
-            p->render = argv[++i];
-        } else if (strcmp(a, "--mpirun") == 0 && has) {
-            p->mpirun = argv[++i];
-        } else if (strncmp(a, "--threads", 9) == 0 || strncmp(a, "--modes", 7) == 0 ||
-                   strncmp(a, "--locks", 7) == 0 || strncmp(a, "--repeat", 8) == 0 ||
-                   strncmp(a, "--out", 5) == 0 || strncmp(a, "--mpi-ranks", 11) == 0 ||
-                   strncmp(a, "--render", 8) == 0 || strncmp(a, "--mpirun", 8) == 0) {
-            die(2, "%s needs a value (a space, then the value)", a);
+            repeat_given = true;
+        } else if (strcmp(name, "--out") == 0) {
+            p->out = v;
+        } else if (strcmp(name, "--mpi-ranks") == 0) {
+            p->nranks = parse_list(name, v, MAX_LIST, item_ranks, p->ranks);
+        } else if (strcmp(name, "--render") == 0) {
+            p->render = v;
+        } else if (strcmp(name, "--mpirun") == 0) {
+            p->mpirun = v;
         } else {
             resolution |= strcmp(a, "-r") == 0 || strncmp(a, "--resolution", 12) == 0;
             rest[n++] = argv[i];
         }
     }
-    if (quick) {
-        p->threads[0] = 1, p->threads[1] = 2, p->nthreads = 2, p->repeat = 1;
+    if (quick) { /* what the user gave wins */
+        if (!threads_given)
+            p->threads[0] = 1, p->threads[1] = 2, p->nthreads = 2;
+        if (!repeat_given)
+            p->repeat = 1;
         if (!resolution)
             rest[n++] = "-r64x48";
     }
@@ -289,13 +302,17 @@ on_interrupt(int sig)
     stop_requested = 1;
 }
 
-/* rt_scene_load(), then the automatic camera as --up and --view say. */
+/* rt_scene_load(), then the automatic camera as --up and --view say;
+ * *secs: the time both took (render's load_secs). */
 static rt_result
-scene_load(const rt_options *o, ustr_table *strings, rt_scene **s, char err[RT_ERR_LEN])
+scene_load(const rt_options *o, ustr_table *strings, rt_scene **s, double *secs,
+           char err[RT_ERR_LEN])
 {
+    double    t0 = rt_now();
     rt_result r = rt_scene_load(o->scene, strings, s, err);
     if (r == RT_OK)
         rt_scene_frame(*s, o->up, o->view);
+    *secs = rt_now() - t0;
     return r;
 }
 
@@ -311,10 +328,11 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
     tex_system *ts = NULL;
     rt_image    img = {0};
     rt_result   res = RT_ERR_NOMEM;
+    double      load_secs = 0;
     *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = 1};
     if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
         snprintf(err, RT_ERR_LEN, "cannot make a string table");
-    else if ((res = scene_load(&o, strings, &scene, err)) != RT_OK)
+    else if ((res = scene_load(&o, strings, &scene, &load_secs, err)) != RT_OK)
         ;
     else if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
                                &ts) != TEX_OK)
@@ -322,6 +340,7 @@ render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned thread
     else
         res = rt_render(&o, scene, ts, strings, &img, &r->st, err);
     if (res == RT_OK) {
+        r->st.load_secs = load_secs; /* rt_render() times only its own phases */
         ustr_table_stats(strings, &r->us);
         tex_system_stats(ts, &r->ts);
         r->busy_min = r->busy_max = r->st.per_thread[0].busy_secs;
@@ -409,6 +428,12 @@ render_mpi(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads
         *a++ = p->rest[i];
     for (size_t i = 0; i < nt && tail[i]; i++)
         *a++ = (char *)tail[i];
+    /* As root, Open MPI's mpirun refuses to start unless these say it may
+     * (docs/distributed.md); a value the user set stays. */
+    if (geteuid() == 0) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    }
     pid_t pid;
     int   status = -1;
     bool  ok = posix_spawnp(&pid, p->mpirun, NULL, NULL, argv, environ) == 0 &&
@@ -476,6 +501,19 @@ median_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_loc
     return k ? study_median(v, k) : 0;
 }
 
+/* How many renders one configuration had (fewer than --repeat when the
+ * study was interrupted). */
+static int
+runs_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+        unsigned threads)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+             runs[i].threads == threads;
+    return k;
+}
+
 /* "-tN", with '*' past the physical cores, padded to a column. */
 static const char *
 threads_label(unsigned threads, unsigned cores, char buf[16])
@@ -502,19 +540,33 @@ print_tables_ranks(const plan *p, const run *runs, int n, unsigned cores, unsign
     double lo, hi;
     for (int m = 0; m < p->nmodes; m++) {
         for (int l = 0; l < p->nlocks; l++) {
-            fprintf(f, "\n%s%s, lock %s (median of %d renders%s)\n", ranks_label(p, rk, rl),
-                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]), p->repeat,
-                    p->repeat > 1 ? "; [min .. max] below each" : "");
+            /* An interrupted study has rows of fewer renders: say so. */
+            bool short_rows = false;
+            for (int t = 0; t < p->nthreads; t++) {
+                int k = runs_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t]);
+                short_rows |= k > 0 && k < p->repeat;
+            }
+            fprintf(f, "\n%s%s, lock %s (median of %s%d renders%s%s)\n", ranks_label(p, rk, rl),
+                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]),
+                    short_rows ? "up to " : "", p->repeat,
+                    p->repeat > 1 ? "; [min .. max] below each" : "",
+                    short_rows ? "; interrupted: a row of fewer says so" : "");
             double t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
             for (int t = 0; t < p->nthreads; t++) {
                 double secs =
                     median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
                 if (secs <= 0)
                     continue;
+                int       k = runs_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t]);
                 study_row r = study_row_make(p->threads[t], secs, t1);
                 study_row_print(f, &r, cores);
                 if (p->repeat > 1)
-                    fprintf(f, "         [%.3f .. %.3f]\n", lo, hi);
+                    fprintf(f, "         [%.3f .. %.3f]", lo, hi);
+                if (k < p->repeat)
+                    fprintf(f, "%s(%d of %d renders)", p->repeat > 1 ? "  " : "         ", k,
+                            p->repeat);
+                if (p->repeat > 1 || k < p->repeat)
+                    fputc('\n', f);
             }
         }
     }

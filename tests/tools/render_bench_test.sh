@@ -24,4 +24,11 @@ done <<<"$out"
 grep -q '^render-bench threads=1 ' <<<"$out" && grep -q '^render-bench threads=2 ' <<<"$out" ||
     fail "thread counts out of order: $out"
 "$bench" --scaling 0 "$scene" 2>/dev/null && fail "--scaling 0 accepted"
+# Its own name, usage and version; "--name=value" as render takes it.
+"$bench" --help | head -1 | grep -q '^usage: render-bench ' || fail "--help: $("$bench" --help | head -1)"
+"$bench" --version | grep -q '^render-bench [0-9]' || fail "--version: $("$bench" --version)"
+err=$("$bench" --no-such-option "$scene" 2>&1 >/dev/null) && fail "a bad option accepted"
+[[ $err == "render-bench: "* ]] || fail "a bad option: '$err'"
+out=$("$bench" --scaling=1 --repeat=1 -r 32 24 "$scene") || fail "--scaling=1: exit $?"
+[[ $out == "render-bench threads=1 full_secs="* ]] || fail "--scaling=1: $out"
 echo ok

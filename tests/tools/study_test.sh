@@ -61,7 +61,7 @@ interrupt)
     # Many rounds of renders long enough that the study is still going;
     # the signal goes once the second render has started (the handler is
     # in place by then).
-    "$study" --quick --repeat 40 -r 320 240 --out i s.obj >/dev/null 2>i.err &
+    "$study" --quick --repeat 40 -r 320 240 --out i s.obj >i.out 2>i.err &
     pid=$!
     for _ in $(seq 600); do
         grep -q "render 2 of" i.err && break
@@ -75,11 +75,30 @@ interrupt)
     rows=$(($(wc -l <i.csv) - 1))
     [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows after Ctrl-C"
     [ -s i.png ] || fail "no plot after Ctrl-C"
+    # The tables say their rows had fewer renders than asked.
+    grep -q "full, lock lockfree (median of up to 40 renders; .*interrupted" i.out ||
+        fail "no 'interrupted' in the heading: $(head -5 i.out)"
+    grep -qE "\(([0-9]|[1-3][0-9]) of 40 renders\)" i.out || fail "no row count: $(head -8 i.out)"
+    ;;
+flags)
+    # What the user gives wins over --quick's defaults, as "--name value" or
+    # "--name=value"; each row times its import (load_secs); --version is
+    # study's own.
+    out=$("$study" --quick --threads=1,3 --repeat=2 --modes full --out f s.obj 2>/dev/null) ||
+        fail "exit $?"
+    grep -q -- "-t3" <<<"$out" || fail "no -t3 row: $out"
+    grep -q "median of 2 renders" <<<"$out" || fail "not 2 renders a row: $out"
+    [ "$(wc -l <f.csv)" = 5 ] || fail "f.csv has $(wc -l <f.csv) lines, want 5 (2 threads x 2)"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        !($col["load_secs"] > 0) { bad = bad " " NR } END { if (bad) { print "rows" bad; exit 1 } }' \
+        f.csv || fail "load_secs not above 0 in f.csv"
+    "$study" --version | grep -q '^study [0-9]' || fail "--version: $("$study" --version)"
     ;;
 mpi)
     # --mpi-ranks 1,2: ranks as a dimension. The 2-rank renders run under
     # mpirun and do the same work (the same texture lookups) as one process.
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # CI runs as root
+    # CI runs as root, where Open MPI refuses unless told: study tells it.
+    unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
     out=$("$study" --quick --mpi-ranks 1,2 --modes full,bypass --mpirun "$4" --render "$5" \
         --out m s.obj 2>/dev/null) || fail "exit $?"
     for want in "ranks 1, full, lock lockfree" "ranks 2, full, lock lockfree" \
