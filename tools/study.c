@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_LIST 64
@@ -92,6 +94,8 @@ typedef struct plan {
     const char     *render, *mpirun; /* for ranks > 1 */
     char          **rest;            /* the scene and render options, as given */
     int             nrest;
+    int             argc; /* the whole command line, for the provenance */
+    char          **argv;
     rt_options      o; /* the render options every run starts from */
 } plan;
 
@@ -164,7 +168,7 @@ item_lock(const char *s, void *dst, int i)
 static void
 plan_parse(int argc, char **argv, plan *p)
 {
-    *p = (plan){.repeat = 3, .out = "study"};
+    *p = (plan){.repeat = 3, .out = "study", .argc = argc, .argv = argv};
     static const unsigned default_threads[] = {1, 2, 4, 8, 12, 16, 20, 24, 32};
     memcpy(p->threads, default_threads, sizeof default_threads);
     p->nthreads = sizeof default_threads / sizeof *default_threads;
@@ -532,93 +536,238 @@ ranks_label(const plan *p, unsigned ranks, char buf[32])
     return buf;
 }
 
-/* The tables of one rank count (rk): per mode and lock, interning, locks. */
+/* The render time of one configuration in round `round`; 0: none. */
+static double
+round_secs(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+           unsigned threads, int round)
+{
+    for (int i = 0; i < n; i++)
+        if (runs[i].round == round && runs[i].ranks == ranks && runs[i].mode == mode &&
+            runs[i].lock == lock && runs[i].threads == threads)
+            return runs[i].st.render_secs;
+    return 0;
+}
+
+/* What interning costs one lock at one thread count: the median over the
+ * rounds that have bypass and early-out (and full, for the share) of
+ * their difference (study_intern_rounds(), as render-bench). *ok false:
+ * no round has both. */
+static study_intern
+intern_of(const plan *p, const run *runs, int n, unsigned rk, ustr_lock lock, unsigned th, bool *ok)
+{
+    double b[64], e[64], f[64];
+    int    k = 0;
+    for (int round = 1; round <= p->repeat && k < 64; round++) {
+        b[k] = round_secs(runs, n, rk, RT_TEXTURE_BYPASS, lock, th, round);
+        e[k] = round_secs(runs, n, rk, RT_TEXTURE_EARLY_OUT, lock, th, round);
+        f[k] = round_secs(runs, n, rk, RT_TEXTURE_FULL, lock, th, round);
+        k += b[k] > 0 && e[k] > 0;
+    }
+    *ok = k > 0;
+    return k ? study_intern_rounds(b, e, f, k) : (study_intern){0};
+}
+
+/* The unit for the times of one (mode, lock) table: its largest median. */
+static study_unit
+table_unit(const plan *p, const run *runs, int n, unsigned rk, rt_texture_mode mode, ustr_lock lock)
+{
+    double lo, hi, most = 0;
+    for (int t = 0; t < p->nthreads; t++) {
+        double s = median_of(runs, n, rk, mode, lock, p->threads[t], &lo, &hi);
+        most = s > most ? s : most;
+    }
+    return study_unit_for(most);
+}
+
+/* One mode's table for one lock: a row per thread count. */
 static void
-print_tables_ranks(const plan *p, const run *runs, int n, unsigned cores, unsigned rk, FILE *f)
+print_mode_table(const plan *p, const run *runs, int n, unsigned marked, unsigned rk, int m, int l,
+                 FILE *f)
+{
+    char            rl[32];
+    double          lo, hi;
+    rt_texture_mode mode = p->modes[m];
+    ustr_lock       lock = p->locks[l];
+    /* An interrupted study has rows of fewer renders: say so. */
+    bool short_rows = false;
+    for (int t = 0; t < p->nthreads; t++) {
+        int k = runs_of(runs, n, rk, mode, lock, p->threads[t]);
+        short_rows |= k > 0 && k < p->repeat;
+    }
+    fprintf(f, "\n%s%s, lock %s (median of %s%d render%s%s)\n", ranks_label(p, rk, rl),
+            rt_texture_mode_name(mode), ustr_lock_name(lock), short_rows ? "up to " : "", p->repeat,
+            p->repeat > 1 ? "s" : "", short_rows ? "; interrupted: a row of fewer says so" : "");
+    study_unit u = table_unit(p, runs, n, rk, mode, lock);
+    study_row_header(f, p->repeat > 1);
+    double t1 = median_of(runs, n, rk, mode, lock, 1, &lo, &hi);
+    for (int t = 0; t < p->nthreads; t++) {
+        double secs = median_of(runs, n, rk, mode, lock, p->threads[t], &lo, &hi);
+        if (secs <= 0)
+            continue;
+        int       k = runs_of(runs, n, rk, mode, lock, p->threads[t]);
+        study_row r = study_row_make(p->threads[t], secs, t1);
+        study_row_print(f, &r, marked, u, p->repeat > 1, lo, hi, study_row_noise(secs, lo, hi));
+        if (k < p->repeat)
+            fprintf(f, "          (%d of %d renders)\n", k, p->repeat);
+    }
+}
+
+/* The tables of one rank count (rk): per mode and lock; the locks side by
+ * side. Times in the unit that fits them; '*' past `marked` threads. */
+static void
+print_tables_ranks(const plan *p, const run *runs, int n, unsigned marked, unsigned rk, FILE *f)
 {
     char   label[16], rl[32];
     double lo, hi;
-    for (int m = 0; m < p->nmodes; m++) {
-        for (int l = 0; l < p->nlocks; l++) {
-            /* An interrupted study has rows of fewer renders: say so. */
-            bool short_rows = false;
-            for (int t = 0; t < p->nthreads; t++) {
-                int k = runs_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t]);
-                short_rows |= k > 0 && k < p->repeat;
-            }
-            fprintf(f, "\n%s%s, lock %s (median of %s%d renders%s%s)\n", ranks_label(p, rk, rl),
-                    rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]),
-                    short_rows ? "up to " : "", p->repeat,
-                    p->repeat > 1 ? "; [min .. max] below each" : "",
-                    short_rows ? "; interrupted: a row of fewer says so" : "");
-            double t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
-            for (int t = 0; t < p->nthreads; t++) {
-                double secs =
-                    median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
-                if (secs <= 0)
-                    continue;
-                int       k = runs_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t]);
-                study_row r = study_row_make(p->threads[t], secs, t1);
-                study_row_print(f, &r, cores);
-                if (p->repeat > 1)
-                    fprintf(f, "         [%.3f .. %.3f]", lo, hi);
-                if (k < p->repeat)
-                    fprintf(f, "%s(%d of %d renders)", p->repeat > 1 ? "  " : "         ", k,
-                            p->repeat);
-                if (p->repeat > 1 || k < p->repeat)
-                    fputc('\n', f);
-            }
-        }
-    }
-    /* Interning: bypass minus early-out, per lock, against the full render. */
-    bool have[3] = {false};
     for (int m = 0; m < p->nmodes; m++)
-        have[p->modes[m]] = true;
-    if (have[RT_TEXTURE_BYPASS] && have[RT_TEXTURE_EARLY_OUT]) {
-        fprintf(f, "\n%sinterning cost: bypass - early-out%s\n", ranks_label(p, rk, rl),
-                have[RT_TEXTURE_FULL] ? " (and its share of the full render)" : "");
-        for (int l = 0; l < p->nlocks; l++) {
-            fprintf(f, "  lock %s\n", ustr_lock_name(p->locks[l]));
-            for (int t = 0; t < p->nthreads; t++) {
-                unsigned th = p->threads[t];
-                double   b = median_of(runs, n, rk, RT_TEXTURE_BYPASS, p->locks[l], th, &lo, &hi);
-                double e = median_of(runs, n, rk, RT_TEXTURE_EARLY_OUT, p->locks[l], th, &lo, &hi);
-                double full = median_of(runs, n, rk, RT_TEXTURE_FULL, p->locks[l], th, &lo, &hi);
-                study_intern c = study_intern_make(b, e, full);
-                if (b <= 0 || e <= 0)
-                    continue;
-                fprintf(f, "    %-7s %8.3f s", threads_label(th, cores, label), c.secs);
-                if (full > 0)
-                    fprintf(f, "  %5.1f%%", 100 * c.share);
-                fputc('\n', f);
-            }
-        }
-    }
-    /* The lock strategies side by side, per mode. */
-    if (p->nlocks > 1) {
-        for (int m = 0; m < p->nmodes; m++) {
-            fprintf(f, "\n%slocks side by side, %s (seconds)\n  threads ", ranks_label(p, rk, rl),
-                    rt_texture_mode_name(p->modes[m]));
+        for (int l = 0; l < p->nlocks; l++)
+            print_mode_table(p, runs, n, marked, rk, m, l, f);
+    if (p->nlocks < 2)
+        return;
+    for (int m = 0; m < p->nmodes; m++) {
+        study_unit u = table_unit(p, runs, n, rk, p->modes[m], p->locks[0]);
+        fprintf(f, "\n%slocks side by side, %s (%s)\n  %-8s", ranks_label(p, rk, rl),
+                rt_texture_mode_name(p->modes[m]), u.name, "threads");
+        for (int l = 0; l < p->nlocks; l++)
+            fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
+        fputc('\n', f);
+        for (int t = 0; t < p->nthreads; t++) {
+            fprintf(f, "  %-8s", threads_label(p->threads[t], marked, label));
             for (int l = 0; l < p->nlocks; l++)
-                fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
+                fprintf(f, " %10.*f", u.decimals,
+                        u.per_sec * median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t],
+                                              &lo, &hi));
             fputc('\n', f);
-            for (int t = 0; t < p->nthreads; t++) {
-                fprintf(f, "  %-8s", threads_label(p->threads[t], cores, label));
-                for (int l = 0; l < p->nlocks; l++)
-                    fprintf(
-                        f, " %10.3f",
-                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi));
-                fputc('\n', f);
-            }
         }
     }
 }
 
+/* ---- the verdict ---- */
+
+/* What the study concludes: the text's last section and the JSON's
+ * "verdict". For one rank count (1 when the study has it, else its first):
+ * for each mode, at the most threads with every lock measured, the
+ * fastest lock and its ratio over each other; and what interning costs
+ * each lock at each thread count. */
+typedef struct verdict {
+    unsigned ranks;
+    struct {
+        unsigned threads; /* 0: no thread count has every lock */
+        double   secs[MAX_LIST];
+        int      best;
+    } modes[3];
+    study_intern intern[MAX_LIST][MAX_LIST]; /* [lock][thread count] */
+    bool         intern_ok[MAX_LIST][MAX_LIST];
+    bool         have_intern; /* bypass and early-out both measured */
+    bool         have_share;  /* and the full render, for its share */
+} verdict;
+
 static void
-print_tables(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+verdict_make(const plan *p, const run *runs, int n, verdict *v)
+{
+    double lo, hi;
+    *v = (verdict){.ranks = p->ranks[0]};
+    for (int r = 0; r < p->nranks; r++)
+        v->ranks = p->ranks[r] == 1 ? 1 : v->ranks;
+    for (int m = 0; m < p->nmodes; m++)
+        v->have_share |= p->modes[m] == RT_TEXTURE_FULL;
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int t = 0; t < p->nthreads; t++) {
+            double secs[MAX_LIST];
+            bool   all = true;
+            for (int l = 0; l < p->nlocks; l++) {
+                secs[l] =
+                    median_of(runs, n, v->ranks, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                all = all && secs[l] > 0;
+            }
+            if (all && p->threads[t] > v->modes[m].threads) {
+                v->modes[m].threads = p->threads[t];
+                memcpy(v->modes[m].secs, secs, sizeof secs);
+                v->modes[m].best = study_fastest(secs, p->nlocks);
+            }
+        }
+    }
+    for (int l = 0; l < p->nlocks; l++)
+        for (int t = 0; t < p->nthreads; t++) {
+            v->intern[l][t] =
+                intern_of(p, runs, n, v->ranks, p->locks[l], p->threads[t], &v->intern_ok[l][t]);
+            v->have_intern |= v->intern_ok[l][t];
+        }
+}
+
+/* s right-aligned in `width` characters (UTF-8: "µs" is one character of
+ * two bytes, which printf's widths count twice). */
+static void
+print_right(FILE *f, const char *s, int width)
+{
+    int chars = 0;
+    for (const char *c = s; *c; c++)
+        chars += ((unsigned char)*c & 0xc0) != 0x80;
+    fprintf(f, "%*s%s", width > chars ? width - chars : 0, "", s);
+}
+
+static void
+verdict_print(const plan *p, const verdict *v, unsigned marked, FILE *f)
+{
+    char rl[32], label[16], t[32];
+    fprintf(f, "\n%sverdict\n", ranks_label(p, v->ranks, rl));
+    for (int m = 0; m < p->nmodes; m++) {
+        const char *mode = rt_texture_mode_name(p->modes[m]);
+        if (!v->modes[m].threads || v->modes[m].best < 0)
+            continue;
+        int b = v->modes[m].best;
+        threads_label(v->modes[m].threads, marked, label);
+        if (p->nlocks == 1) {
+            study_secs_format(t, sizeof t, v->modes[m].secs[0],
+                              study_unit_for(v->modes[m].secs[0]));
+            fprintf(f, "  %s at %s: %s (one lock measured: %s)\n", mode, label, t,
+                    ustr_lock_name(p->locks[0]));
+            continue;
+        }
+        fprintf(f, "  %s at %s: %s is", mode, label, ustr_lock_name(p->locks[b]));
+        for (int l = 0, k = 0; l < p->nlocks; l++)
+            if (l != b)
+                fprintf(f, "%s %.2fx %s", k++ ? "," : "", v->modes[m].secs[l] / v->modes[m].secs[b],
+                        ustr_lock_name(p->locks[l]));
+        fputc('\n', f);
+    }
+    if (!v->have_intern)
+        return;
+    fprintf(f, "  interning cost (bypass - early-out, the median over rounds%s)\n    %-8s",
+            v->have_share ? "; its share of the full render" : "", "threads");
+    for (int l = 0; l < p->nlocks; l++)
+        fprintf(f, " %18s", ustr_lock_name(p->locks[l]));
+    fputc('\n', f);
+    unsigned flags = 0;
+    for (int th = 0; th < p->nthreads; th++) {
+        fprintf(f, "    %-8s", threads_label(p->threads[th], marked, label));
+        for (int l = 0; l < p->nlocks; l++) {
+            const study_intern *c = &v->intern[l][th];
+            char                cell[48] = "-";
+            if (v->intern_ok[l][th]) {
+                study_secs_format(t, sizeof t, c->secs, study_unit_for(fabs(c->secs)));
+                int at = snprintf(cell, sizeof cell, "%s%s", c->secs < 0 ? "!" : "", t);
+                if (v->have_share)
+                    snprintf(cell + at, sizeof cell - (size_t)at, " %5.1f%%", 100 * c->share);
+                flags |= c->secs < 0 ? STUDY_NOISE_NEGATIVE : 0;
+            }
+            fputc(' ', f);
+            print_right(f, cell, 18);
+        }
+        fputc('\n', f);
+    }
+    if (flags) {
+        char note[200];
+        study_noise_note(note, sizeof note, flags, 0, 0, 0);
+        fprintf(f, "    %s\n", note);
+    }
+}
+
+static void
+print_tables(const plan *p, const run *runs, int n, unsigned marked, FILE *f)
 {
     for (int r = 0; r < p->nranks; r++)
-        print_tables_ranks(p, runs, n, cores, p->ranks[r], f);
+        print_tables_ranks(p, runs, n, marked, p->ranks[r], f);
 }
 
 /* The Universal Scalability Law on each curve, over N <= the cores. */
@@ -663,6 +812,103 @@ print_usl(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
             }
         }
     }
+}
+
+/* ---- provenance ---- */
+
+/* Where the figures come from: the command, this program's version, the
+ * date, the CPU, and every render option that changes what a render costs
+ * (the text's header and the JSON's "provenance"). */
+typedef struct provenance {
+    char command[2048]; /* the words, ' ' between, a word with a space quoted */
+    char date[32];      /* UTC, ISO 8601 */
+    char cpu[128];      /* /proc/cpuinfo's "model name"; "unknown" */
+} provenance;
+
+static void
+provenance_make(const plan *p, provenance *v)
+{
+    size_t at = 0;
+    v->command[0] = '\0';
+    for (int i = 0; i < p->argc && at < sizeof v->command; i++) {
+        bool q = strpbrk(p->argv[i], " \t'\"") != NULL;
+        at += (size_t)snprintf(v->command + at, sizeof v->command - at, "%s%s%s%s", i ? " " : "",
+                               q ? "'" : "", p->argv[i], q ? "'" : "");
+    }
+    time_t    now = time(NULL);
+    struct tm tm;
+    strftime(v->date, sizeof v->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    snprintf(v->cpu, sizeof v->cpu, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char  line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(v->cpu, sizeof v->cpu, "%s", colon + 2);
+            v->cpu[strcspn(v->cpu, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* One option: "name": value (JSON) or "name value" (text); text values
+ * are words, never quoted in text. */
+static void
+option_u(FILE *f, bool json, const char *name, unsigned v)
+{
+    if (json)
+        fprintf(f, ", \"%s\": %u", name, v);
+    else
+        fprintf(f, ", %s %u", name, v);
+}
+
+static void
+option_s(FILE *f, bool json, const char *name, const char *v)
+{
+    if (json)
+        fprintf(f, ", \"%s\": \"%s\"", name, v);
+    else
+        fprintf(f, ", %s %s", name, v);
+}
+
+/* The render options that change a render's cost, as JSON members (json)
+ * or "name value" words (text), after the scene's own size. */
+static void
+options_print(const rt_options *o, bool json, FILE *f)
+{
+    if (json)
+        fprintf(f, "\"width\": %u, \"height\": %u", o->width, o->height);
+    else
+        fprintf(f, "%ux%u pixels", o->width, o->height);
+    option_u(f, json, "spp", o->spp);
+    option_s(f, json, "integrator", rt_integrator_name(o->integrator));
+    option_u(f, json, "max_depth", o->max_depth);
+    option_s(f, json, "light_sampling", rt_light_sampling_name(o->light_sampling));
+    option_u(f, json, "tile", o->tile);
+    option_s(f, json, "intern", rt_intern_mode_name(o->intern));
+    option_s(f, json, "open_textures", rt_open_mode_name(o->open));
+    option_u(f, json, "max_memory_mb", (unsigned)o->max_memory_mb);
+    option_s(f, json, "restrict_paths", o->restrict_paths ? "yes" : "no");
+    if (!json) {
+        fprintf(f, ", envmap %s", o->envmap ? o->envmap : "none");
+        return;
+    }
+    fputs(", \"envmap\": ", f);
+    if (o->envmap)
+        rt_json_string(f, o->envmap);
+    else
+        fputs("null", f);
+}
+
+static void
+provenance_print(const plan *p, const provenance *v, FILE *f)
+{
+    fprintf(f, "command: %s\nversion: study %s, %s\ncpu: %s\noptions: ", v->command, RT_VERSION,
+            v->date, v->cpu);
+    options_print(&p->o, false, f);
+    fputc('\n', f);
 }
 
 /* ---- files: each through a temporary file and a rename ---- */
@@ -789,9 +1035,44 @@ write_csv(const plan *p, const run *runs, int n)
     return file_end(f, tmp, path);
 }
 
-/* The JSON: the machine, the plan, and every run with the CSV's fields. */
+/* The verdict as the JSON's "verdict" object. */
+static void
+verdict_json(const plan *p, const verdict *v, FILE *f)
+{
+    fprintf(f, "\"verdict\": {\"ranks\": %u, \"modes\": [", v->ranks);
+    for (int m = 0, k = 0; m < p->nmodes; m++) {
+        if (!v->modes[m].threads || v->modes[m].best < 0)
+            continue;
+        int b = v->modes[m].best;
+        fprintf(f, "%s\n  {\"mode\": \"%s\", \"threads\": %u, \"best\": \"%s\", \"secs\": {",
+                k++ ? "," : "", rt_texture_mode_name(p->modes[m]), v->modes[m].threads,
+                ustr_lock_name(p->locks[b]));
+        for (int l = 0; l < p->nlocks; l++)
+            fprintf(f, "%s\"%s\": %.6f", l ? ", " : "", ustr_lock_name(p->locks[l]),
+                    v->modes[m].secs[l]);
+        fputs("}, \"best_over\": {", f);
+        for (int l = 0, c = 0; l < p->nlocks; l++)
+            if (l != b)
+                fprintf(f, "%s\"%s\": %.4f", c++ ? ", " : "", ustr_lock_name(p->locks[l]),
+                        v->modes[m].secs[l] / v->modes[m].secs[b]);
+        fputs("}}", f);
+    }
+    fputs("],\n \"interning\": [", f);
+    for (int l = 0, k = 0; l < p->nlocks; l++)
+        for (int t = 0; t < p->nthreads; t++)
+            if (v->intern_ok[l][t])
+                fprintf(
+                    f, "%s\n  {\"lock\": \"%s\", \"threads\": %u, \"secs\": %.6f, \"share\": %.6f}",
+                    k++ ? "," : "", ustr_lock_name(p->locks[l]), p->threads[t],
+                    v->intern[l][t].secs, v->intern[l][t].share);
+    fputs("]}", f);
+}
+
+/* The JSON: the machine, the plan, the provenance, the verdict and every
+ * run with the CSV's fields. */
 static bool
-write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
+write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
+           const provenance *pv, const verdict *v)
 {
     char   tmp[4096], path[4096];
     column c[NCOLUMNS];
@@ -803,9 +1084,17 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete)
     fprintf(f,
             ", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
             " \"complete\": %s,\n \"width\": %u, \"height\": %u, \"spp\": %u,"
-            " \"integrator\": \"%s\",\n \"runs\": [\n",
+            " \"integrator\": \"%s\",\n \"provenance\": {\"command\": ",
             cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
             p->o.width, p->o.height, p->o.spp, rt_integrator_name(p->o.integrator));
+    rt_json_string(f, pv->command);
+    fprintf(f, ", \"version\": \"%s\", \"date\": \"%s\", \"cpu_model\": ", RT_VERSION, pv->date);
+    rt_json_string(f, pv->cpu);
+    fputs(", \"options\": {", f);
+    options_print(&p->o, true, f);
+    fputs("}},\n ", f);
+    verdict_json(p, v, f);
+    fputs(",\n \"runs\": [\n", f);
     for (int i = 0; i < n; i++) {
         columns_of(&runs[i], c);
         fputs("  {", f);
@@ -834,85 +1123,152 @@ gnuplot_string(FILE *g, const char *s)
     fputc('\'', g);
 }
 
-/* The plot, by gnuplot: time against threads for every (mode, lock), the
- * ideal t1 / N of each, and the physical core count. */
+/* The plot's data: a block per (ranks, mode, lock) of "threads median min
+ * max ideal light-speed-%" rows; the range of the measured times. */
 static bool
-write_png(const plan *p, const run *runs, int n, unsigned cores)
+plot_data(const plan *p, const run *runs, int n, const char *path, double *ylo, double *yhi)
 {
-    char tmp[4096], path[4096], data[4096];
-    snprintf(path, sizeof path, "%s.png", p->out);
-    snprintf(tmp, sizeof tmp, "%s.png.tmp", p->out);
-    snprintf(data, sizeof data, "%s.plot.tmp", p->out);
-    FILE *d = fopen(data, "w");
+    FILE *d = fopen(path, "w");
     if (!d) {
-        fprintf(stderr, "study: %s: cannot write: %s\n", data, strerror(errno));
+        fprintf(stderr, "study: %s: cannot write: %s\n", path, strerror(errno));
         return false;
     }
-    double lo, hi, most = 0;
-    for (int r = 0; r < p->nranks; r++) {
-        unsigned rk = p->ranks[r];
-        for (int m = 0; m < p->nmodes; m++) {
+    double lo, hi;
+    *ylo = 0, *yhi = 0;
+    for (int r = 0; r < p->nranks; r++)
+        for (int m = 0; m < p->nmodes; m++)
             for (int l = 0; l < p->nlocks; l++) {
+                unsigned rk = p->ranks[r];
+                double   t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
                 fprintf(d, "# ranks %u %s %s\n", rk, rt_texture_mode_name(p->modes[m]),
                         ustr_lock_name(p->locks[l]));
-                double t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
                 for (int t = 0; t < p->nthreads; t++) {
                     double s =
                         median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
-                    if (s > 0)
-                        fprintf(d, "%u %.6f %.6f\n", p->threads[t], s,
-                                t1 > 0 ? t1 / p->threads[t] : 0);
-                    most = p->threads[t] > most ? p->threads[t] : most;
+                    if (s <= 0)
+                        continue;
+                    study_row row = study_row_make(p->threads[t], s, t1);
+                    fprintf(d, "%u %.9f %.9f %.9f %.9f %.3f\n", p->threads[t], s, lo, hi,
+                            row.expected, 100 * row.lightspeed);
+                    *ylo = *ylo == 0 || lo < *ylo ? lo : *ylo;
+                    *yhi = hi > *yhi ? hi : *yhi;
                 }
                 fputs("\n\n", d);
             }
+    return fclose(d) == 0;
+}
+
+/* Tics of a time axis from lo to hi: 1, 2 and 5 times powers of ten (and
+ * 3 and 7 too when the range is under a decade), labelled with the unit
+ * that suits each ("1 ms", "20 ms", "1 s"). */
+static void
+plot_time_tics(FILE *g, double lo, double hi)
+{
+    static const double steps[] = {1, 2, 3, 5, 7};
+    bool                fine = hi < 10 * lo;
+    fputs("set ytics (", g);
+    int k = 0;
+    for (double decade = 1e-7; decade < 1e5; decade *= 10)
+        for (int i = 0; i < 5; i++) {
+            double v = decade * steps[i];
+            if (!fine && (steps[i] == 3 || steps[i] == 7))
+                continue;
+            if (v < lo / 1.001 || v > hi * 1.001)
+                continue;
+            char       label[32];
+            study_unit u = study_unit_for(v);
+            snprintf(label, sizeof label, "%g %s", v * u.per_sec, u.name);
+            fprintf(g, "%s'%s' %.9g", k++ ? ", " : "", label, v);
         }
-    }
-    fclose(d);
+    fputs(")\n", g);
+}
+
+/* The plot, by gnuplot, two panels: render time against threads for every
+ * (mode, lock), min-max error bars, the ideal t1 / N of each (clipped to
+ * the measured times' range), the physical cores and hardware threads
+ * marked above the frame; and % of light speed against threads. Colours
+ * per lock from the Okabe-Ito palette, which colour-blind readers tell
+ * apart; a dash and point per mode. */
+static bool
+write_png(const plan *p, const run *runs, int n, unsigned cores)
+{
+    static const char *palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                    "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+    char               tmp[4096], path[4096], data[4096];
+    double             ylo, yhi;
+    snprintf(path, sizeof path, "%s.png", p->out);
+    snprintf(tmp, sizeof tmp, "%s.png.tmp", p->out);
+    snprintf(data, sizeof data, "%s.plot.tmp", p->out);
+    if (!plot_data(p, runs, n, data, &ylo, &yhi))
+        return false;
     FILE *g = popen("gnuplot", "w");
     if (!g) {
         remove(data);
         fprintf(stderr, "study: cannot run gnuplot\n");
         return false;
     }
+    unsigned most = 1;
+    for (int t = 0; t < p->nthreads; t++)
+        most = p->threads[t] > most ? p->threads[t] : most;
+    long        hw = sysconf(_SC_NPROCESSORS_ONLN);
     const char *slash = strrchr(p->o.scene, '/');
-    fputs("set terminal pngcairo size 900,600 noenhanced\nset output ", g);
+    fputs("set terminal pngcairo size 1200,560 noenhanced font ',10'\nset output ", g);
     gnuplot_string(g, tmp);
     fputs("\ndata = ", g);
     gnuplot_string(g, data);
-    fputs("\nset title 'render time against threads: '.", g);
+    fputs("\nset multiplot layout 1,2 title 'thread scaling: '.", g);
     gnuplot_string(g, slash ? slash + 1 : p->o.scene);
-    fputs("\nset xlabel 'threads'\nset ylabel 'seconds (median)'\nset logscale xy 2\nset grid\n"
-          "set key outside right top font ',9'\n",
+    fprintf(g, "\nset logscale x 2\nset xrange [0.8:%g]\nset xtics (", most * 1.25);
+    for (int t = 0; t < p->nthreads; t++)
+        fprintf(g, "%s'%u' %u", t ? ", " : "", p->threads[t], p->threads[t]);
+    /* One key for both panels, under them. */
+    fputs(")\nset grid\nset clip two\nset key at screen 0.5, screen 0.01 center bottom "
+          "horizontal maxrows 2 font ',9'\nset xlabel 'threads'\nset tmargin 3\nset bmargin 7\n",
           g);
+    /* The machine's limits, above the frame, where no curve runs. */
     if (cores)
         fprintf(g,
-                "set arrow from %u, graph 0 to %u, graph 1 nohead dt 2 lc rgb 'gray'\n"
-                "set label 'physical cores' at %u, graph 0.95 offset 0.5,0\n",
-                cores, cores, cores);
-    fprintf(g, "set xrange [0.9:%g]\nplot ", most * 1.1);
-    /* A colour per lock, a dash and point per mode, and one grey ideal
-     * curve per mode (from its first lock's 1-thread time). */
-    int idx = 0;
-    for (int r = 0; r < p->nranks; r++) {
-        char rl[32];
-        ranks_label(p, p->ranks[r], rl);
-        for (int m = 0; m < p->nmodes; m++) {
-            for (int l = 0; l < p->nlocks; l++, idx++) {
-                fprintf(g,
-                        "%sdata index %d using 1:2 with linespoints lw 2 lc %d dt %d pt %d title "
-                        "'%s%s, %s'",
-                        idx ? ", " : "", idx, r * p->nlocks + l + 1, m + 1, 5 + 2 * m, rl,
-                        rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
-                if (l == 0)
-                    fprintf(g,
-                            ", data index %d using 1:3 with lines lw 1 lc rgb 'gray' dt %d title "
-                            "'ideal, %s%s'",
-                            idx, m + 1, rl, rt_texture_mode_name(p->modes[m]));
-            }
+                "set arrow 1 from %u, graph 0 to %u, graph 1 nohead dt 2 lc rgb 'gray50'\n"
+                "set label 1 '%u cores' at %u, graph 1 offset 0,0.7 center font ',8'\n",
+                cores, cores, cores, cores);
+    if (hw > 0 && (unsigned)hw != cores && (unsigned)hw <= most)
+        fprintf(g,
+                "set arrow 2 from %ld, graph 0 to %ld, graph 1 nohead dt 3 lc rgb 'gray50'\n"
+                "set label 2 '%ld hardware threads' at %ld, graph 1 offset 0,0.7 center "
+                "font ',8'\n",
+                hw, hw, hw, hw);
+    fprintf(g, "set logscale y 10\nset yrange [%.9g:%.9g]\n", ylo / 1.15, yhi * 1.15);
+    plot_time_tics(g, ylo / 1.15, yhi * 1.15);
+    fputs("set ylabel 'render time (median; bars: min to max)'\n"
+          "set title 'time (dotted: ideal, t1 / N)'\nplot ",
+          g);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            fputs("set ylabel '% of light speed (t1 / N / tN)'\nunset logscale y\nunset key\n"
+                  "set yrange [0:*]\nset ytics auto\nset title '% of light speed'\nplot ",
+                  g);
+        int idx = 0;
+        for (int r = 0; r < p->nranks; r++) {
+            char rl[32];
+            ranks_label(p, p->ranks[r], rl);
+            for (int m = 0; m < p->nmodes; m++)
+                for (int l = 0; l < p->nlocks; l++, idx++) {
+                    const char *colour = palette[(r * p->nlocks + l) % 8];
+                    fprintf(g, "%sdata index %d using 1:%s with %s lw 2 lc rgb '%s' dt %d pt %d ",
+                            idx ? ", " : "", idx, pass ? "6" : "2:3:4",
+                            pass ? "linespoints" : "yerrorlines", colour, m + 1, 5 + 2 * m);
+                    fprintf(g, "title '%s%s, %s'", rl, rt_texture_mode_name(p->modes[m]),
+                            ustr_lock_name(p->locks[l]));
+                    if (pass == 0)
+                        fprintf(g,
+                                ", data index %d using 1:5 with lines lw 1 lc rgb '%s' dt 3 "
+                                "notitle",
+                                idx, colour);
+                }
         }
+        fputs("\n", g);
     }
-    fputs("\n", g);
+    fputs("unset multiplot\n", g);
     int rc = pclose(g);
     remove(data);
     if (rc != 0 || rename(tmp, path) != 0) {
@@ -944,10 +1300,17 @@ main(int argc, char **argv)
     plan p;
     plan_parse(argc, argv, &p);
     out_check(&p);
-    unsigned cores = physical_cores();
-    long     hw = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("study: %s\nmachine: %u physical cores, %ld hardware threads%s\n", p.o.scene, cores, hw,
-           cores ? " (* marks thread counts above the cores)" : "");
+    unsigned   cores = physical_cores();
+    long       hw = sysconf(_SC_NPROCESSORS_ONLN);
+    provenance pv;
+    provenance_make(&p, &pv);
+    /* '*': more threads than the machine runs at once, so the OS preempts
+     * some (a lock's holder among them): the one meaning of the mark in
+     * every tool (ustring-bench's too). */
+    printf("study: %s\nmachine: %u physical cores, %ld hardware threads (* marks thread counts "
+           "above the hardware threads: the OS preempts)\n",
+           p.o.scene, cores, hw);
+    provenance_print(&p, &pv, stdout);
 
     /* A first, untimed render: the scene must load (a bad scene stops
      * here, before any file is written), and the OS caches its files. */
@@ -1003,10 +1366,16 @@ main(int argc, char **argv)
     if (!complete)
         fprintf(stderr, "study: interrupted after %d of %d renders; writing what was measured\n", n,
                 total);
-    print_tables(&p, runs, n, cores, stdout);
+    verdict *v = calloc(1, sizeof *v);
+    if (!v)
+        die(1, "out of memory");
+    verdict_make(&p, runs, n, v);
+    print_tables(&p, runs, n, hw > 0 ? (unsigned)hw : 0, stdout);
     print_usl(&p, runs, n, cores, stdout);
-    bool ok = write_csv(&p, runs, n) && write_json(&p, runs, n, cores, complete) &&
+    verdict_print(&p, v, hw > 0 ? (unsigned)hw : 0, stdout);
+    bool ok = write_csv(&p, runs, n) && write_json(&p, runs, n, cores, complete, &pv, v) &&
               write_png(&p, runs, n, cores);
+    free(v);
     printf("\nwrote %s.csv, %s.json, %s.png%s\n", p.out, p.out, p.out,
            complete ? "" : " (interrupted: incomplete)");
     free(runs);

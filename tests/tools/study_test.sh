@@ -19,10 +19,29 @@ quick)
     # A quote in the prefix: the files, and gnuplot's script, must cope.
     q="q's"
     out=$("$study" --quick --locks default,mutex --out "$q" s.obj 2>/dev/null) || fail "exit $?"
-    for want in "machine: " "full, lock lockfree" "bypass, lock mutex" "early-out, lock lockfree" \
-        "interning cost: bypass - early-out" "locks side by side, full" \
-        "model: Universal Scalability Law" "-t2"; do
+    for want in "machine: " "command: " "version: study " "cpu: " "options: 64x48 pixels, spp 16" \
+        "full, lock lockfree" "bypass, lock mutex" "early-out, lock lockfree" "% of light speed" \
+        "speed-up" "expected" "locks side by side, full (ms)" "model: Universal Scalability Law" \
+        "-t2" "verdict" "full at -t2: " "interning cost (bypass - early-out, the median over rounds"; do
         grep -qF -- "$want" <<<"$out" || fail "no '$want' in the output: $out"
+    done
+    # Times in the unit that fits them: a 64x48 render takes milliseconds.
+    grep -qE -- "^  -t1 +[0-9]+\.[0-9]{2} ms +1\.00x +100%" <<<"$out" || fail "no -t1 row in ms: $out"
+    # The verdict names, per mode, the faster lock and its ratio over the
+    # other, as the JSON's verdict says with the two medians.
+    line=$(grep '^  full at -t2: ' <<<"$out")
+    best=$(sed -n 's/^  full at -t2: \([a-z]*\) is \([0-9.]*\)x \([a-z]*\)$/\1 \2 \3/p' <<<"$line")
+    [ -n "$best" ] || fail "verdict line: $line"
+    read -r b ratio other <<<"$best"
+    jline=$(grep '"mode": "full", "threads": 2' "$q.json") || fail "no full verdict in $q.json"
+    awk -v l="$jline" -v b="$b" -v o="$other" -v r="$ratio" 'BEGIN {
+        match(l, "\"" b "\": [0-9.]+"); sb = substr(l, RSTART + length(b) + 4, RLENGTH - length(b) - 4)
+        match(l, "\"" o "\": [0-9.]+"); so = substr(l, RSTART + length(o) + 4, RLENGTH - length(o) - 4)
+        d = so / sb - r; if (d < 0) d = -d
+        exit !(sb > 0 && so >= sb && d < 0.006) }' || fail "verdict $line against $jline"
+    for key in '"provenance": {"command": ' '"version": ' '"date": "20' '"cpu_model": ' \
+        '"options": {"width": 64, "height": 48, "spp": 16' '"verdict": {"ranks": 1' '"interning": ['; do
+        grep -qF -- "$key" "$q.json" || fail "$q.json lacks $key"
     done
     [ -s "$q.csv" ] && [ -s "$q.json" ] || fail "no CSV or JSON"
     [ "$(head -c 8 "$q.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$q.png is not a PNG"

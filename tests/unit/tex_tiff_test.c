@@ -425,7 +425,7 @@ case_oiio(const char *arg)
         printf("OpenImageIO's maketx and oiiotool are not installed: skipped\n");
         exit(TEX_TEST_SKIP);
     }
-    char      err[TEX_ERR_LEN], cmd[2048];
+    char      err[TEX_ERR_LEN], cmd[3 * 4200 + 200]; /* three paths */
     tex_image png = noise_image(150, 97, 4, TEX_TYPE_U8, 7);
     char      in[4200], tx[4200], lvpath[4200]; /* tex_test_path()'s buffers are reused */
     snprintf(in, sizeof in, "%s", tex_test_path("oiio.png"));
