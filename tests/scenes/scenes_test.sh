@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The generated scenes (scenes/CMakeLists.txt, tools/scenegen.c): scenegen is
+# The generated scenes (scenes/CMakeLists.txt, tools/gen/scenegen.c): scenegen is
 # deterministic for a seed, render reads each scene, the many-textures scene
 # makes five lookups per shading point over at least 200 files, and the UDIM
 # scene's tiles resolve.

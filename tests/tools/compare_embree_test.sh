@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/compare-embree-pathtracer keeps its result line (not its speed): a
+# tools/compare/compare-embree-pathtracer keeps its result line (not its speed): a
 # tiny run on objgen's lambert scene agrees and prints every field; an
 # impossible tolerance stops it with exit 1; bad flags exit 2. Skipped (77)
 # without Embree's pathtracer (Debian embree-tools).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# objgen (tools/objgen.c): each scene has the triangle count it states (in
+# objgen (tools/gen/objgen.c): each scene has the triangle count it states (in
 # its output line, its OBJ header and its `f` lines), render loads it, the
 # lambert mesh is closed and wound outward, its MTL is Kd and Ks only, the
 # files are the same for a seed and differ between seeds, and bad command

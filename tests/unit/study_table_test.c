@@ -1,11 +1,14 @@
-/* tools/study_table.h on made-up figures: the classic study line's
+/* tools/study/study_table.h on made-up figures: the classic study line's
  * percentages and expected times, the median, and the interning cost. */
 #include "check.h"
 #include "study_table.h"
+#include "tool.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+const char tool_prog[] = "study_table_test"; /* tool.h: its messages' prefix */
 
 #define CHECK_CLOSE(a, b)                                                                          \
     do {                                                                                           \
@@ -110,14 +113,15 @@ case_fastest(const char *arg)
     CHECK_EQ_INT(study_fastest(none, 2), -1);
 }
 
+/* tool_median(), the one median of the tools, as the tables use it. */
 static void
 case_median(const char *arg)
 {
     (void)arg;
     double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, one[] = {7};
-    CHECK_CLOSE(study_median(odd, 3), 2);
-    CHECK_CLOSE(study_median(even, 4), 2.5);
-    CHECK_CLOSE(study_median(one, 1), 7);
+    CHECK_CLOSE(tool_median(odd, 3), 2);
+    CHECK_CLOSE(tool_median(even, 4), 2.5);
+    CHECK_CLOSE(tool_median(one, 1), 7);
     CHECK_CLOSE(odd[0], 3); /* the input is left alone */
 }
 

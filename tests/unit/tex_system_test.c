@@ -1218,7 +1218,7 @@ random_name(uint64_t i, char name[HASH_UNKEYED_FAMILY_LEN])
 }
 
 /* The flood (issue 14): 100,000 texture names that share one hash under
- * the former, unkeyed string hash (tools/hash_unkeyed.h), opened as
+ * the former, unkeyed string hash (tools/bench/hash_unkeyed.h), opened as
  * textures, cost about what 100,000 other names do: the file table is
  * indexed by ustr_hash(), now keyed. Timed against a bound 5x the baseline
  * where the former hash gave quadratic probing (minutes); best of 3. */

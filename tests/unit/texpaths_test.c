@@ -1,4 +1,4 @@
-/* texpath_make(): the contract in tools/texpaths.h. */
+/* texpath_make(): the contract in tools/gen/texpaths.h. */
 #include "check.h"
 #include "texpaths.h"
 
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_UNIQUE 200000 /* the cold set of tools/compare-oiio */
+#define N_UNIQUE 200000 /* the cold set of tools/compare/compare-oiio */
 
 /* Every path of the first `n` of `seed`, TEXPATH_MAX_LEN + 1 bytes apart. */
 static char *

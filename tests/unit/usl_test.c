@@ -1,4 +1,4 @@
-/* tools/usl.h: the Universal Scalability Law fit. Most cases time a made-up
+/* tools/study/usl.h: the Universal Scalability Law fit. Most cases time a made-up
  * workload with the law itself, T(N) = T(1) / X(N), so the fit has known
  * answers: exact recovery of sigma and kappa and the peak, linear scaling,
  * contention alone, two thread counts only, the clamps at 0, bad input, and

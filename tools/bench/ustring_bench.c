@@ -1,0 +1,451 @@
+/* ustring-bench: how fast the intern table is, per lock strategy and thread
+ * count. The options and the result line are a contract (DESIGN.md):
+ *
+ *   ustring-bench lock=L threads=T ops=N secs=S mops=R
+ *
+ * one per run, where N counts the operations of all threads and S is the
+ * median of --repeat timed runs. --scale runs the four standard workloads
+ * for every strategy and prints them as tables. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "texpaths.h"
+#include "tool.h"
+#include "ustring.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_LIST 32
+
+const char tool_prog[] = "ustring-bench";
+
+typedef struct strings {
+    char  **s;
+    size_t *len;
+    size_t  n;
+    char   *storage;
+} strings;
+
+typedef struct workload {
+    const char *name;
+    double      new_fraction;
+    bool        same_string; /* every op interns line 0 */
+    uint64_t    ops;         /* per thread */
+} workload;
+
+typedef struct bench {
+    strings   lines;
+    unsigned  threads[MAX_LIST];
+    int       nthreads;
+    ustr_lock locks[MAX_LIST];
+    int       nlocks;
+    int       repeat;
+    bool      print_stats;
+} bench;
+
+typedef struct worker {
+    const bench       *b;
+    const workload    *w;
+    ustr_table        *table;
+    pthread_barrier_t *start;
+    unsigned           t;
+    double             start_time, end_time; /* read by the thread itself */
+    uint64_t           checksum;
+    bool               failed;
+} worker;
+
+static const char usage_text[] =
+    "usage: ustring-bench [--strings FILE | --generate N] [--seed S]\n"
+    "                     [--threads T[,T...]] [--ops M] [--new-fraction F]\n"
+    "                     [--same-string] [--lock L[,L...]|all] [--repeat K]\n"
+    "                     [--scale] [--stats]\n"
+    "  --strings FILE    intern the lines of FILE (one string per line)\n"
+    "  --generate N      intern N generated texture paths instead (default 1000)\n"
+    "  --seed S          seed of the generated paths (default 1)\n"
+    "  --threads LIST    thread counts (default 1,2; with --scale 1,2,8,32)\n"
+    "  --ops M           operations per thread (default 1000000; with --scale the\n"
+    "                    new-string workloads run M/5)\n"
+    "  --new-fraction F  share of operations that intern a brand-new string\n"
+    "  --same-string     every operation interns the first line\n"
+    "  --lock LIST       mutex, spin, rwspin, sharded, lockfree, default or all\n"
+    "  --repeat K        timed runs per configuration; the median is reported (3)\n"
+    "  --scale           run hot, 10% new, 100% new and same-string workloads for\n"
+    "                    every lock and print tables of throughput and speed-up\n"
+    "  --stats           print the table's statistics after each configuration\n";
+
+/* ---- strings ---- */
+
+static void
+strings_index(strings *l, size_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < size; i++)
+        n += l->storage[i] == '\n';
+    if (size && l->storage[size - 1] != '\n')
+        n++; /* a last line without its newline */
+    l->s = malloc((n ? n : 1) * sizeof *l->s);
+    l->len = malloc((n ? n : 1) * sizeof *l->len);
+    if (!l->s || !l->len)
+        tool_die("out of memory");
+    char *p = l->storage, *end = l->storage + size;
+    for (l->n = 0; p < end; l->n++) {
+        char  *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        l->s[l->n] = p;
+        l->len[l->n] = len;
+        p += len + 1;
+    }
+}
+
+static void
+strings_read(strings *l, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        tool_die("%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, size = 0;
+    l->storage = malloc(cap);
+    for (size_t got; l->storage && (got = fread(l->storage + size, 1, cap - size, f)) > 0;) {
+        size += got;
+        if (size == cap)
+            l->storage = realloc(l->storage, cap *= 2);
+    }
+    if (!l->storage)
+        tool_die("out of memory");
+    if (ferror(f))
+        tool_die("%s: read error", path);
+    fclose(f);
+    strings_index(l, size);
+    if (l->n == 0)
+        tool_die("%s: no strings in the file", path);
+}
+
+static void
+strings_generate(strings *l, size_t n, uint64_t seed)
+{
+    l->storage = malloc(n * (TEXPATH_MAX_LEN + 1));
+    if (!l->storage)
+        tool_die("out of memory");
+    size_t size = 0;
+    for (size_t i = 0; i < n; i++) {
+        size += texpath_make(seed, i, l->storage + size, TEXPATH_MAX_LEN + 1);
+        l->storage[size++] = '\n';
+    }
+    strings_index(l, size);
+}
+
+/* ---- one run ---- */
+
+/* Writes line + '#' + t + '#' + i into buf (the contract's new string). */
+static size_t
+new_string(char *buf, size_t cap, const char *line, size_t len, unsigned t, uint64_t i)
+{
+    if (len > cap - 48)
+        len = cap - 48; /* keep room for the suffix; such long lines are rare */
+    memcpy(buf, line, len);
+    int n = snprintf(buf + len, cap - len, "#%u#%" PRIu64, t, i);
+    return len + (size_t)n;
+}
+
+static void *
+worker_main(void *arg)
+{
+    worker         *wk = arg;
+    const strings  *l = &wk->b->lines;
+    const workload *w = wk->w;
+    char           *buf = malloc(4096);
+    uint64_t        x = tool_seed(wk->t), sum = 0;
+
+    /* Warm-up, untimed: the thread's first use of the table registers it,
+     * and its caches fill. */
+    for (size_t i = 0; i < l->n && i < 1000; i++)
+        sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
+
+    pthread_barrier_wait(wk->start);
+    wk->start_time = tool_now();
+    for (uint64_t i = 0; i < w->ops; i++) {
+        uint64_t r = tool_xorshift64star(&x);
+        size_t   k = w->same_string ? 0 : (size_t)(r % l->n);
+        ustr     u;
+        if (w->new_fraction > 0 && tool_unit(r) < w->new_fraction)
+            u = ustr_table_intern(wk->table, buf,
+                                  new_string(buf, 4096, l->s[k], l->len[k], wk->t, i));
+        else
+            u = ustr_table_intern(wk->table, l->s[k], l->len[k]);
+        if (!u) {
+            wk->failed = true;
+            break;
+        }
+        sum += (uintptr_t)u;
+    }
+    wk->end_time = tool_now();
+    wk->checksum = sum;
+    free(buf);
+    return NULL;
+}
+
+static ustr_table *
+table_preloaded(const bench *b, ustr_lock lock)
+{
+    ustr_table *t;
+    ustr_config cfg = {.lock = lock, .initial_capacity = b->lines.n};
+    ustr_result r = ustr_table_create(&cfg, &t);
+    if (r != USTR_OK)
+        tool_die("cannot create a table: %s", ustr_result_str(r));
+    for (size_t i = 0; i < b->lines.n; i++)
+        if (!ustr_table_intern(t, b->lines.s[i], b->lines.len[i]))
+            tool_die("cannot intern the strings: %s", strerror(errno));
+    return t;
+}
+
+/* Seconds for one timed run: threads start together at a barrier, and the
+ * run lasts from the first thread's start to the last one's end, as each
+ * thread reads the clock itself (a main thread that took the times could be
+ * descheduled behind the workers when they outnumber the cores). */
+static double
+run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last)
+{
+    ustr_table       *table = table_preloaded(b, lock);
+    worker           *wk = calloc(nthreads, sizeof *wk);
+    pthread_t        *tid = calloc(nthreads, sizeof *tid);
+    pthread_barrier_t start;
+    if (!wk || !tid)
+        tool_die("out of memory");
+    pthread_barrier_init(&start, NULL, nthreads + 1);
+    for (unsigned t = 0; t < nthreads; t++) {
+        wk[t] = (worker){.b = b, .w = w, .table = table, .start = &start, .t = t};
+        if (pthread_create(&tid[t], NULL, worker_main, &wk[t]) != 0)
+            tool_die("cannot start a thread");
+    }
+    pthread_barrier_wait(&start);
+    bool   failed = false;
+    double first = 0, final = 0;
+    for (unsigned t = 0; t < nthreads; t++) {
+        pthread_join(tid[t], NULL);
+        failed |= wk[t].failed;
+        first = t == 0 || wk[t].start_time < first ? wk[t].start_time : first;
+        final = wk[t].end_time > final ? wk[t].end_time : final;
+    }
+    double secs = final - first;
+    if (failed)
+        tool_die("an intern call failed (out of memory?)");
+    if (last && b->print_stats) {
+        ustr_stats s;
+        ustr_table_stats(table, &s);
+        ustr_stats_print(&s, "  ", stderr);
+    }
+    pthread_barrier_destroy(&start);
+    ustr_table_destroy(table);
+    free(wk);
+    free(tid);
+    return secs;
+}
+
+/* Runs one configuration --repeat times, prints its result line and returns
+ * the median seconds. */
+static double
+run_config(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads)
+{
+    double secs[64];
+    for (int k = 0; k < b->repeat; k++)
+        secs[k] = run_once(b, w, lock, nthreads, k == b->repeat - 1);
+    double   median = tool_median(secs, b->repeat);
+    uint64_t ops = w->ops * nthreads;
+    printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
+           ustr_lock_name(lock), nthreads, ops, median, (double)ops / median / 1e6);
+    fflush(stdout);
+    return median;
+}
+
+/* ---- --scale tables ---- */
+
+static void
+scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
+{
+    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("\n%s: %" PRIu64 " ops per thread, %zu strings, median of %d; "
+           "x = throughput / 1-thread throughput\n",
+           w->name, w->ops, b->lines.n, b->repeat);
+    printf("%-10s", "lock");
+    for (int j = 0; j < b->nthreads; j++) {
+        char head[32];
+        snprintf(head, sizeof head, "%u thread%s%s", b->threads[j], b->threads[j] > 1 ? "s" : "",
+                 (long)b->threads[j] > hw ? "*" : "");
+        printf(j ? "  %-20s" : "  %-12s", head);
+    }
+    printf("\n%-10s", "");
+    for (int j = 0; j < b->nthreads; j++)
+        printf(j ? "  %8s %6s %5s" : "  %8s %3s", "secs", "Mops", j ? "x" : "");
+    putchar('\n');
+    for (int i = 0; i < b->nlocks; i++) {
+        printf("%-10s", ustr_lock_name(b->locks[i]));
+        for (int j = 0; j < b->nthreads; j++) {
+            double secs = (double)(w->ops * b->threads[j]) / (mops[i][j] * 1e6);
+            if (j == 0)
+                printf("  %8.3f %6.1f", secs, mops[i][j]);
+            else
+                printf("  %8.3f %6.1f %5.2f", secs, mops[i][j], mops[i][j] / mops[i][0]);
+        }
+        putchar('\n');
+    }
+    printf("* more threads than this machine's %ld hardware threads\n", hw);
+}
+
+static void
+run_workload(const bench *b, const workload *w, bool table)
+{
+    static double mops[MAX_LIST][MAX_LIST];
+    if (table)
+        printf("# workload=%s new-fraction=%.2f same-string=%d\n", w->name, w->new_fraction,
+               w->same_string);
+    for (int i = 0; i < b->nlocks; i++) {
+        for (int j = 0; j < b->nthreads; j++) {
+            double secs = run_config(b, w, b->locks[i], b->threads[j]);
+            mops[i][j] = (double)(w->ops * b->threads[j]) / secs / 1e6;
+        }
+    }
+    if (table)
+        scale_table(b, w, mops);
+}
+
+/* ---- options ---- */
+
+static int
+parse_threads(const char *arg, unsigned *out)
+{
+    int       n = 0;
+    tool_list list;
+    for (const char *tok = tool_list_first(&list, arg); tok; tok = tool_list_next(&list)) {
+        char *end;
+        long  v = strtol(tok, &end, 10);
+        if (*end || v < 1 || v > 1024 || n == MAX_LIST)
+            tool_bad_usage("bad --threads list '%s' (1..1024, at most 32 entries)", arg);
+        out[n++] = (unsigned)v;
+    }
+    tool_list_free(&list);
+    if (n == 0)
+        tool_bad_usage("bad --threads list '%s'", arg);
+    return n;
+}
+
+static int
+parse_locks(const char *arg, ustr_lock *out)
+{
+    if (strcmp(arg, "all") == 0) {
+        for (int l = 0; l < USTR_LOCK_COUNT; l++)
+            out[l] = (ustr_lock)(USTR_LOCK_MUTEX + l);
+        return USTR_LOCK_COUNT;
+    }
+    int       n = 0;
+    tool_list list;
+    for (const char *tok = tool_list_first(&list, arg); tok; tok = tool_list_next(&list)) {
+        if (n == MAX_LIST || ustr_lock_parse(tok, &out[n]) != USTR_OK)
+            tool_bad_usage(
+                "unknown lock strategy '%s' (mutex, spin, rwspin, sharded, lockfree, default)",
+                tok);
+        n++;
+    }
+    tool_list_free(&list);
+    return n;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"strings", required_argument, NULL, 'S'}, {"generate", required_argument, NULL, 'g'},
+        {"seed", required_argument, NULL, 's'},    {"threads", required_argument, NULL, 't'},
+        {"ops", required_argument, NULL, 'o'},     {"new-fraction", required_argument, NULL, 'f'},
+        {"same-string", no_argument, NULL, '1'},   {"lock", required_argument, NULL, 'l'},
+        {"repeat", required_argument, NULL, 'r'},  {"scale", no_argument, NULL, 'x'},
+        {"stats", no_argument, NULL, 'v'},         {NULL, 0, NULL, 0}};
+    static const tool_cli cli = {usage_text, longopts, NULL};
+    bench                 b = {.repeat = 3};
+    workload              w = {.name = "custom"};
+    const char           *strings_file = NULL;
+    uint64_t              generate = 1000, seed = 1, ops = 0;
+    bool                  scale = false;
+    int                   c;
+    while ((c = tool_getopt(argc, argv, &cli)) != -1) {
+        switch (c) {
+        case 'S':
+            strings_file = optarg;
+            break;
+        case 'g':
+            generate = tool_parse_u64(optarg, "--generate", TEXPATH_UNIQUE_MAX);
+            break;
+        case 's':
+            seed = tool_parse_u64(optarg, "--seed", UINT64_MAX);
+            break;
+        case 't':
+            b.nthreads = parse_threads(optarg, b.threads);
+            break;
+        case 'o':
+            ops = tool_parse_u64(optarg, "--ops", (uint64_t)1 << 40);
+            break;
+        case 'f': {
+            char *end;
+            w.new_fraction = strtod(optarg, &end);
+            if (*end || !(w.new_fraction >= 0 && w.new_fraction <= 1))
+                tool_bad_usage("bad --new-fraction '%s' (0..1)", optarg);
+            break;
+        }
+        case '1':
+            w.same_string = true;
+            break;
+        case 'l':
+            b.nlocks = parse_locks(optarg, b.locks);
+            break;
+        case 'r':
+            b.repeat = (int)tool_parse_u64(optarg, "--repeat", 63);
+            break;
+        case 'x':
+            scale = true;
+            break;
+        case 'v':
+            b.print_stats = true;
+            break;
+        }
+    }
+    if (optind < argc)
+        tool_bad_usage("unexpected argument '%s'", argv[optind]);
+    if (strings_file)
+        strings_read(&b.lines, strings_file);
+    else
+        strings_generate(&b.lines, generate, seed);
+    if (b.nlocks == 0)
+        b.nlocks = scale ? parse_locks("all", b.locks) : parse_locks("default", b.locks);
+    if (b.nthreads == 0)
+        b.nthreads = parse_threads(scale ? "1,2,8,32" : "1,2", b.threads);
+    if (!ops)
+        ops = 1000000;
+
+    if (!scale) {
+        w.ops = ops;
+        run_workload(&b, &w, false);
+    } else {
+        if (b.threads[0] != 1)
+            tool_bad_usage("--scale needs 1 as the first thread count (the baseline)");
+        /* New strings cost ten times a lookup and stay in memory: those
+         * workloads run a fifth of the operations. */
+        uint64_t few = ops >= 5 ? ops / 5 : 1;
+        workload std[] = {
+            {"hot lookups (preloaded strings)", 0.0, false, ops},
+            {"10% new strings (UDIM-like)", 0.1, false, few},
+            {"100% new strings", 1.0, false, few},
+            {"same string on every thread", 0.0, true, ops},
+        };
+        for (size_t i = 0; i < sizeof std / sizeof std[0]; i++)
+            run_workload(&b, &std[i], true);
+    }
+    free(b.lines.s);
+    free(b.lines.len);
+    free(b.lines.storage);
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* What the programs in tools/ share (tool.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, strtok_r, strdup */
+
+#include "tool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double
+tool_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double
+tool_median(const double *values, int n)
+{
+    if (n < 1)
+        return 0;
+    double  small[64];
+    double *v = n <= 64 ? small : malloc((size_t)n * sizeof *v);
+    if (!v)
+        tool_die("out of memory");
+    memcpy(v, values, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    if (v != small)
+        free(v);
+    return m;
+}
+
+/* "PROG: message" on stderr, one line; status >= 0: then exit with it. */
+static void vsay(int status, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void
+vsay(int status, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", tool_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    if (status >= 0)
+        exit(status);
+}
+
+void
+tool_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(1, fmt, ap);
+    abort(); /* not reached: vsay() exits */
+}
+
+void
+tool_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(-1, fmt, ap);
+    va_end(ap);
+}
+
+void
+tool_bad_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(2, fmt, ap);
+    abort(); /* not reached: vsay() exits */
+}
+
+uint64_t
+tool_parse_u64(const char *arg, const char *opt, uint64_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (errno || *end || arg[0] == '-' || v < 1 || v > max)
+        tool_bad_usage("bad %s '%s' (1..%" PRIu64 ")", opt, arg, max);
+    return v;
+}
+
+const char *
+tool_list_first(tool_list *l, const char *arg)
+{
+    l->copy = strdup(arg);
+    l->save = NULL;
+    if (!l->copy)
+        tool_die("out of memory");
+    return strtok_r(l->copy, ",", &l->save);
+}
+
+const char *
+tool_list_next(tool_list *l)
+{
+    return strtok_r(NULL, ",", &l->save);
+}
+
+void
+tool_list_free(tool_list *l)
+{
+    free(l->copy);
+    l->copy = NULL;
+}
+
+/* ---- the command line ---- */
+
+enum { OPT_VERSION = 0x7f01 }; /* beyond any character a program uses */
+
+void
+tool_usage_error(const tool_cli *cli)
+{
+    fputs(cli->usage, stderr);
+    exit(2);
+}
+
+int
+tool_getopt(int argc, char **argv, const tool_cli *cli)
+{
+    static struct option   all[TOOL_MAX_OPTIONS + 3];
+    static char            shorts[64];
+    static const tool_cli *built;
+    if (built != cli) { /* the program's options, then ours */
+        int n = 0;
+        for (; cli->options && cli->options[n].name && n < TOOL_MAX_OPTIONS; n++)
+            all[n] = cli->options[n];
+        all[n++] = (struct option){"help", no_argument, NULL, 'h'};
+        all[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+        all[n] = (struct option){0};
+        /* ':' first: a missing value is ':', not '?' */
+        snprintf(shorts, sizeof shorts, ":h%s", cli->short_options ? cli->short_options : "");
+        built = cli;
+        opterr = 0; /* our own messages */
+    }
+    int c = getopt_long(argc, argv, shorts, all, NULL);
+    switch (c) {
+    case 'h':
+        fputs(cli->usage, stdout);
+        exit(0);
+    case OPT_VERSION:
+        printf("%s %s\n", tool_prog, TOOL_VERSION);
+        exit(0);
+    case ':':
+        fprintf(stderr, "%s: '%s' needs a value\n", tool_prog, argv[optind - 1]);
+        break;
+    case '?':
+        if (optopt)
+            fprintf(stderr, "%s: unknown option '-%c'\n", tool_prog, optopt);
+        else
+            fprintf(stderr, "%s: unknown option '%s'\n", tool_prog, argv[optind - 1]);
+        break;
+    default:
+        return c;
+    }
+    fprintf(stderr, "Try '%s --help'.\n", tool_prog);
+    exit(2);
+}

@@ -1,0 +1,1372 @@
+/* study: a timing study of thread scaling and of what interning costs.
+ *
+ *   study SCENE [--threads 1,2,4,...] [--modes full,bypass,early-out]
+ *               [--locks default,rwspin,...] [--repeat K] [--out PREFIX]
+ *               [--quick] [render options: -r W H, --spp N, --integrator I, ...]
+ *
+ * Renders SCENE for every (mode, lock, thread count), K times each, in
+ * rounds that visit every configuration once (so a slow spell of the
+ * machine touches them all), and reports the median (min and max kept).
+ * Every render starts cold, as a new process would: a new string table
+ * with that run's lock strategy, the scene imported into it again, a new
+ * texture system (no file open, no tile cached) and zeroed statistics;
+ * only the operating system's file cache carries over (one untimed render
+ * first fills it for everyone).
+ *
+ * Prints the machine's cores, then per mode and lock the classic table
+ * (time, percent of light speed, expected linear time), the interning cost
+ * (bypass minus early-out) per thread count, the lock strategies side by
+ * side, and a Universal Scalability Law fit of each curve over the thread
+ * counts up to the physical cores. Writes PREFIX.csv and PREFIX.json (every
+ * run, every statistic) and PREFIX.png (gnuplot: time against threads,
+ * with the ideal curve and the core count), each through a temporary file.
+ * Ctrl-C stops after the current render; what was measured is written. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "rt_render.h"
+#include "study_table.h"
+#include "tool.h"
+#include "usl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LIST 64
+
+extern char **environ;
+
+static void
+usage(FILE *f)
+{
+    fputs("usage: study SCENE [options] [render options]\n"
+          "  --threads LIST   thread counts (default 1,2,4,8,12,16,20,24,32)\n"
+          "  --modes LIST     full, bypass, early-out (default all three)\n"
+          "  --locks LIST     mutex, spin, rwspin, sharded, lockfree, default (default: default)\n"
+          "  --repeat K       renders per configuration, median reported (default 3)\n"
+          "  --mpi-ranks LIST MPI ranks: 1 renders in this process, K > 1 runs\n"
+          "                   `mpirun -np K render` (default 1)\n"
+          "  --render PATH    the render program for K > 1 (default: ../renderer/render\n"
+          "                   beside this program)\n"
+          "  --mpirun PATH    the MPI launcher (default mpirun)\n"
+          "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
+          "  --quick          a smoke run: threads 1,2, repeat 1, 64x48, each unless\n"
+          "                   --threads, --repeat or -r says otherwise\n"
+          "  render options   as `render` takes them: -r W H, --spp N, --integrator I, ...\n",
+          f);
+}
+
+const char tool_prog[] = "study"; /* tool.h: the prefix of its messages */
+
+/* ---- the plan ---- */
+
+typedef struct plan {
+    unsigned        threads[MAX_LIST];
+    int             nthreads;
+    rt_texture_mode modes[3];
+    int             nmodes;
+    ustr_lock       locks[MAX_LIST];
+    int             nlocks;
+    unsigned        ranks[MAX_LIST]; /* --mpi-ranks: 1, in this process; K: under mpirun */
+    int             nranks;
+    int             repeat;
+    const char     *out;
+    const char     *render, *mpirun; /* for ranks > 1 */
+    char          **rest;            /* the scene and render options, as given */
+    int             nrest;
+    int             argc; /* the whole command line, for the provenance */
+    char          **argv;
+    rt_options      o; /* the render options every run starts from */
+} plan;
+
+/* Splits a comma-separated list (tool_list); `item` checks and stores one
+ * entry. */
+static int
+parse_list(const char *opt, const char *arg, int max, bool (*item)(const char *s, void *dst, int i),
+           void *dst)
+{
+    tool_list l;
+    int       n = 0;
+    for (const char *t = tool_list_first(&l, arg); t; t = tool_list_next(&l)) {
+        if (n == max)
+            tool_bad_usage("%s: at most %d entries", opt, max);
+        if (!item(t, dst, n))
+            tool_bad_usage("%s: '%s' is not valid here", opt, t);
+        n++;
+    }
+    tool_list_free(&l);
+    if (n == 0)
+        tool_bad_usage("%s: the list is empty", opt);
+    return n;
+}
+
+/* A count in 1..max into ((unsigned *)dst)[i]. */
+static bool
+item_count(const char *s, unsigned long max, void *dst, int i)
+{
+    char         *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s == '-' || end == s || *end || v < 1 || v > max)
+        return false;
+    ((unsigned *)dst)[i] = (unsigned)v;
+    return true;
+}
+
+static bool
+item_threads(const char *s, void *dst, int i)
+{
+    return item_count(s, RT_MAX_THREADS, dst, i);
+}
+
+static bool
+item_ranks(const char *s, void *dst, int i)
+{
+    return item_count(s, RT_MAX_RANKS, dst, i);
+}
+
+static bool
+item_mode(const char *s, void *dst, int i)
+{
+    for (int m = RT_TEXTURE_FULL; m <= RT_TEXTURE_EARLY_OUT; m++) {
+        if (strcmp(s, rt_texture_mode_name((rt_texture_mode)m)) == 0) {
+            ((rt_texture_mode *)dst)[i] = (rt_texture_mode)m;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+item_lock(const char *s, void *dst, int i)
+{
+    return ustr_lock_parse(s, &((ustr_lock *)dst)[i]) == USTR_OK;
+}
+
+/* Takes the study's own options out of argv; the rest (the scene and the
+ * render options) go through render's parser. */
+static void
+plan_parse(int argc, char **argv, plan *p)
+{
+    *p = (plan){.repeat = 3, .out = "study", .argc = argc, .argv = argv};
+    static const unsigned default_threads[] = {1, 2, 4, 8, 12, 16, 20, 24, 32};
+    memcpy(p->threads, default_threads, sizeof default_threads);
+    p->nthreads = sizeof default_threads / sizeof *default_threads;
+    p->modes[0] = RT_TEXTURE_FULL, p->modes[1] = RT_TEXTURE_BYPASS;
+    p->modes[2] = RT_TEXTURE_EARLY_OUT, p->nmodes = 3;
+    p->locks[0] = USTR_LOCK_DEFAULT, p->nlocks = 1;
+    p->ranks[0] = 1, p->nranks = 1;
+    p->mpirun = "mpirun";
+    bool   quick = false, resolution = false, threads_given = false, repeat_given = false;
+    char **rest = calloc((size_t)argc + 3, sizeof *rest);
+    int    n = 0;
+    if (!rest)
+        tool_die("out of memory");
+    rest[n++] = "study";
+    rest[n++] = "--quiet";
+    static const char *const own[] = {"--threads", "--modes",     "--locks",  "--repeat",
+                                      "--out",     "--mpi-ranks", "--render", "--mpirun"};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL; /* v: the option's value */
+        char        name[16] = "";
+        /* One of ours, as "--name value" or "--name=value" (as render's). */
+        for (size_t k = 0; k < sizeof own / sizeof *own && !name[0]; k++) {
+            size_t len = strlen(own[k]);
+            if (strncmp(a, own[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) {
+                snprintf(name, sizeof name, "%s", own[k]);
+                v = a[len] == '=' ? a + len + 1 : i + 1 < argc ? argv[++i] : NULL;
+            }
+        }
+        if (name[0] && !v)
+            tool_bad_usage("%s needs a value", name);
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(name, "--threads") == 0) {
+            p->nthreads = parse_list(name, v, MAX_LIST, item_threads, p->threads);
+            threads_given = true;
+        } else if (strcmp(name, "--modes") == 0) {
+            p->nmodes = parse_list(name, v, 3, item_mode, p->modes);
+        } else if (strcmp(name, "--locks") == 0) {
+            p->nlocks = parse_list(name, v, MAX_LIST, item_lock, p->locks);
+        } else if (strcmp(name, "--repeat") == 0) {
+            char *end;
+            long  k = strtol(v, &end, 10);
+            if (*end || end == v || k < 1 || k > 63)
+                tool_bad_usage("--repeat: '%s' is not a count (1..63)", v);
+            p->repeat = (int)k;
+            repeat_given = true;
+        } else if (strcmp(name, "--out") == 0) {
+            p->out = v;
+        } else if (strcmp(name, "--mpi-ranks") == 0) {
+            p->nranks = parse_list(name, v, MAX_LIST, item_ranks, p->ranks);
+        } else if (strcmp(name, "--render") == 0) {
+            p->render = v;
+        } else if (strcmp(name, "--mpirun") == 0) {
+            p->mpirun = v;
+        } else {
+            resolution |= strcmp(a, "-r") == 0 || strncmp(a, "--resolution", 12) == 0;
+            rest[n++] = argv[i];
+        }
+    }
+    if (quick) { /* what the user gave wins */
+        if (!threads_given)
+            p->threads[0] = 1, p->threads[1] = 2, p->nthreads = 2;
+        if (!repeat_given)
+            p->repeat = 1;
+        if (!resolution)
+            rest[n++] = "-r64x48";
+    }
+    /* rt_options_parse() permutes what it is given: keep our own order. */
+    p->rest = calloc((size_t)n + 1, sizeof *p->rest);
+    if (!p->rest)
+        tool_die("out of memory");
+    memcpy(p->rest, rest + 2, (size_t)(n - 2) * sizeof *rest); /* without "study --quiet" */
+    p->nrest = n - 2;
+    int rc = rt_options_parse(n, rest, &p->o);
+    if (rc >= 0)
+        exit(rc); /* 0: --version; its usage errors are study's too */
+    free(rest);
+}
+
+/* ---- the machine ---- */
+
+/* Physical cores: distinct (package, core) pairs in sysfs; 0 when unknown. */
+static unsigned
+physical_cores(void)
+{
+    unsigned pairs[1024][2], n = 0;
+    long     cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < cpus && n < 1024; c++) {
+        char     path[128];
+        unsigned v[2];
+        bool     ok = true;
+        for (int k = 0; k < 2 && ok; k++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/topology/%s", c,
+                     k == 0 ? "physical_package_id" : "core_id");
+            FILE *f = fopen(path, "r");
+            ok = f && fscanf(f, "%u", &v[k]) == 1;
+            if (f)
+                fclose(f);
+        }
+        if (!ok)
+            continue;
+        bool seen = false;
+        for (unsigned i = 0; i < n && !seen; i++)
+            seen = pairs[i][0] == v[0] && pairs[i][1] == v[1];
+        if (!seen)
+            pairs[n][0] = v[0], pairs[n][1] = v[1], n++;
+    }
+    return n;
+}
+
+/* ---- one run ---- */
+
+typedef struct run {
+    int             round;
+    rt_texture_mode mode;
+    ustr_lock       lock;
+    unsigned        threads;
+    unsigned        ranks;     /* 1: in this process; more: under mpirun */
+    double          comm_secs; /* ranks > 1: every rank's time in MPI calls */
+    rt_render_stats st;
+    ustr_stats      us;
+    tex_stats       ts;
+    double          busy_min, busy_max, cpu;
+} run;
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_interrupt(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+/* rt_scene_load(), then the automatic camera as --up and --view say;
+ * *secs: the time both took (render's load_secs). */
+static rt_result
+scene_load(const rt_options *o, ustr_table *strings, rt_scene **s, double *secs,
+           char err[RT_ERR_LEN])
+{
+    double    t0 = rt_now();
+    rt_result r = rt_scene_load(o->scene, strings, s, err);
+    if (r == RT_OK)
+        rt_scene_frame(*s, o->up, o->view);
+    *secs = rt_now() - t0;
+    return r;
+}
+
+/* Renders once, cold (see the top of this file); false if it could not. */
+static bool
+render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, run *r,
+            char err[RT_ERR_LEN])
+{
+    rt_options o = p->o;
+    o.texture_mode = mode, o.lock = lock, o.threads = threads;
+    ustr_table *strings = NULL;
+    rt_scene   *scene = NULL;
+    tex_system *ts = NULL;
+    rt_image    img = {0};
+    rt_result   res = RT_ERR_NOMEM;
+    double      load_secs = 0;
+    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = 1};
+    if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
+        snprintf(err, RT_ERR_LEN, "cannot make a string table");
+    else if ((res = scene_load(&o, strings, &scene, &load_secs, err)) != RT_OK)
+        ;
+    else if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
+                               &ts) != TEX_OK)
+        snprintf(err, RT_ERR_LEN, "cannot start the texture system"), res = RT_ERR_NOMEM;
+    else
+        res = rt_render(&o, scene, ts, strings, &img, &r->st, err);
+    if (res == RT_OK) {
+        r->st.load_secs = load_secs; /* rt_render() times only its own phases */
+        ustr_table_stats(strings, &r->us);
+        tex_system_stats(ts, &r->ts);
+        r->busy_min = r->busy_max = r->st.per_thread[0].busy_secs;
+        for (unsigned i = 0; i < threads; i++) {
+            double b = r->st.per_thread[i].busy_secs;
+            r->busy_min = b < r->busy_min ? b : r->busy_min;
+            r->busy_max = b > r->busy_max ? b : r->busy_max;
+        }
+        r->cpu = r->st.total.cpu_secs;
+    }
+    rt_image_free(&img);
+    tex_system_destroy(ts);
+    rt_scene_free(scene);
+    ustr_table_destroy(strings);
+    return res == RT_OK;
+}
+
+/* The number after "key": in a --stats-json file, from `from` on; 0 if
+ * it is not there. Top-level keys come before "ranks", so the first match
+ * is the job's own. */
+static double
+json_number(const char *json, const char *key, const char **from)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *at = strstr(from && *from ? *from : json, pat);
+    if (!at)
+        return 0;
+    if (from)
+        *from = at + strlen(pat);
+    return strtod(at + strlen(pat), NULL);
+}
+
+/* The render program for K > 1 ranks: --render, else ../renderer/render
+ * beside this program (the build tree's layout). */
+static const char *
+render_path(const plan *p, char buf[4096])
+{
+    if (p->render)
+        return p->render;
+    ssize_t n = readlink("/proc/self/exe", buf, 4096 - 32);
+    if (n <= 0)
+        return "render";
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    snprintf(slash ? slash : buf, 32, "/../renderer/render");
+    return buf;
+}
+
+/* Renders once under `mpirun -np ranks render ...`, cold by construction
+ * (new processes), and reads its --stats-json; false if it failed. */
+static bool
+render_mpi(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, unsigned ranks,
+           run *r, char err[RT_ERR_LEN])
+{
+    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = ranks};
+    char np[16], t[16], json[4200], exr[4200], render[4096];
+    snprintf(np, sizeof np, "%u", ranks);
+    snprintf(t, sizeof t, "%u", threads);
+    snprintf(json, sizeof json, "%s.mpi.json.tmp", p->out);
+    snprintf(exr, sizeof exr, "%s.mpi.tmp.exr", p->out);
+    const char *prog = render_path(p, render);
+    const char *head[] = {p->mpirun, "--oversubscribe", "-np", np, prog};
+    const char *tail[] = {"-t",
+                          t,
+                          "--ustring-lock",
+                          ustr_lock_name(lock),
+                          "--quiet",
+                          "--stats-json",
+                          json,
+                          "-o",
+                          exr,
+                          mode == RT_TEXTURE_BYPASS      ? "--bypass-texture"
+                          : mode == RT_TEXTURE_EARLY_OUT ? "--early-out"
+                                                         : NULL};
+    size_t      nh = sizeof head / sizeof *head, nt = sizeof tail / sizeof *tail;
+    char      **argv = calloc(nh + (size_t)p->nrest + nt + 1, sizeof *argv), **a = argv;
+    if (!argv) {
+        snprintf(err, RT_ERR_LEN, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < nh; i++)
+        *a++ = (char *)head[i];
+    for (int i = 0; i < p->nrest; i++)
+        *a++ = p->rest[i];
+    for (size_t i = 0; i < nt && tail[i]; i++)
+        *a++ = (char *)tail[i];
+    /* As root, Open MPI's mpirun refuses to start unless these say it may
+     * (docs/distributed.md); a value the user set stays. */
+    if (geteuid() == 0) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    }
+    pid_t pid;
+    int   status = -1;
+    bool  ok = posix_spawnp(&pid, p->mpirun, NULL, NULL, argv, environ) == 0 &&
+              waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    free(argv);
+    FILE *f = ok ? fopen(json, "r") : NULL;
+    char *text = f ? calloc(1, 1 << 20) : NULL;
+    if (text)
+        fread(text, 1, (1 << 20) - 1, f);
+    if (f)
+        fclose(f);
+    remove(json);
+    remove(exr);
+    if (!text) {
+        snprintf(err, RT_ERR_LEN, "%.60s -np %u %.120s: %s", p->mpirun, ranks, prog,
+                 ok ? "no statistics" : "failed (see above)");
+        return false;
+    }
+    rt_render_stats *st = &r->st;
+    st->render_secs = json_number(text, "render_secs", NULL);
+    st->load_secs = json_number(text, "load_secs", NULL);
+    st->bvh_secs = json_number(text, "bvh_secs", NULL);
+    st->total.rays = (uint64_t)json_number(text, "rays", NULL);
+    st->total.shading_points = (uint64_t)json_number(text, "shading_points", NULL);
+    st->total.lookups = (uint64_t)json_number(text, "lookups", NULL);
+    st->total.interns = (uint64_t)json_number(text, "interns", NULL);
+    st->total.bypasses = (uint64_t)json_number(text, "bypasses", NULL);
+    st->total.early_outs = (uint64_t)json_number(text, "early_outs", NULL);
+    st->total.lookup_errors = (uint64_t)json_number(text, "lookup_errors", NULL);
+    st->total.bad_samples = (uint64_t)json_number(text, "bad_samples", NULL);
+    /* Per rank: busy and CPU time and time in MPI, summed over the ranks. */
+    const char *at = strstr(text, "\"ranks\": [");
+    for (unsigned k = 0; at && k < ranks; k++) {
+        const char *from = at;
+        double      n = json_number(text, "threads", &from);
+        double      b = json_number(text, "busy_secs", &from) / (n > 0 ? n : 1);
+        r->busy_min = k == 0 || b < r->busy_min ? b : r->busy_min; /* a rank's mean thread */
+        r->busy_max = b > r->busy_max ? b : r->busy_max;
+        r->cpu += json_number(text, "cpu_secs", &from);
+        r->comm_secs += json_number(text, "comm_secs", &from);
+        at = from;
+    }
+    free(text);
+    return true;
+}
+
+/* ---- results ---- */
+
+/* The median render time of one configuration over its runs; 0: none. */
+static double
+median_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+          unsigned threads, double *lo, double *hi)
+{
+    double v[64];
+    int    k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+            runs[i].threads == threads)
+            v[k++] = runs[i].st.render_secs;
+    *lo = *hi = 0;
+    for (int i = 0; i < k; i++) {
+        *lo = i == 0 || v[i] < *lo ? v[i] : *lo;
+        *hi = v[i] > *hi ? v[i] : *hi;
+    }
+    return k ? tool_median(v, k) : 0;
+}
+
+/* How many renders one configuration had (fewer than --repeat when the
+ * study was interrupted). */
+static int
+runs_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+        unsigned threads)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+             runs[i].threads == threads;
+    return k;
+}
+
+/* "-tN", with '*' past the physical cores, padded to a column. */
+static const char *
+threads_label(unsigned threads, unsigned cores, char buf[16])
+{
+    snprintf(buf, 16, "-t%u%s", threads, cores && threads > cores ? "*" : "");
+    return buf;
+}
+
+/* "ranks K, " before a heading when the study has ranks other than 1. */
+static const char *
+ranks_label(const plan *p, unsigned ranks, char buf[32])
+{
+    buf[0] = '\0';
+    if (p->nranks > 1 || ranks > 1)
+        snprintf(buf, 32, "ranks %u, ", ranks);
+    return buf;
+}
+
+/* The render time of one configuration in round `round`; 0: none. */
+static double
+round_secs(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+           unsigned threads, int round)
+{
+    for (int i = 0; i < n; i++)
+        if (runs[i].round == round && runs[i].ranks == ranks && runs[i].mode == mode &&
+            runs[i].lock == lock && runs[i].threads == threads)
+            return runs[i].st.render_secs;
+    return 0;
+}
+
+/* What interning costs one lock at one thread count: the median over the
+ * rounds that have bypass and early-out (and full, for the share) of
+ * their difference (study_intern_rounds(), as render-bench). *ok false:
+ * no round has both. */
+static study_intern
+intern_of(const plan *p, const run *runs, int n, unsigned rk, ustr_lock lock, unsigned th, bool *ok)
+{
+    double b[64], e[64], f[64];
+    int    k = 0;
+    for (int round = 1; round <= p->repeat && k < 64; round++) {
+        b[k] = round_secs(runs, n, rk, RT_TEXTURE_BYPASS, lock, th, round);
+        e[k] = round_secs(runs, n, rk, RT_TEXTURE_EARLY_OUT, lock, th, round);
+        f[k] = round_secs(runs, n, rk, RT_TEXTURE_FULL, lock, th, round);
+        k += b[k] > 0 && e[k] > 0;
+    }
+    *ok = k > 0;
+    return k ? study_intern_rounds(b, e, f, k) : (study_intern){0};
+}
+
+/* The unit for the times of one (mode, lock) table: its largest median. */
+static study_unit
+table_unit(const plan *p, const run *runs, int n, unsigned rk, rt_texture_mode mode, ustr_lock lock)
+{
+    double lo, hi, most = 0;
+    for (int t = 0; t < p->nthreads; t++) {
+        double s = median_of(runs, n, rk, mode, lock, p->threads[t], &lo, &hi);
+        most = s > most ? s : most;
+    }
+    return study_unit_for(most);
+}
+
+/* One mode's table for one lock: a row per thread count. */
+static void
+print_mode_table(const plan *p, const run *runs, int n, unsigned marked, unsigned rk, int m, int l,
+                 FILE *f)
+{
+    char            rl[32];
+    double          lo, hi;
+    rt_texture_mode mode = p->modes[m];
+    ustr_lock       lock = p->locks[l];
+    /* An interrupted study has rows of fewer renders: say so. */
+    bool short_rows = false;
+    for (int t = 0; t < p->nthreads; t++) {
+        int k = runs_of(runs, n, rk, mode, lock, p->threads[t]);
+        short_rows |= k > 0 && k < p->repeat;
+    }
+    fprintf(f, "\n%s%s, lock %s (median of %s%d render%s%s)\n", ranks_label(p, rk, rl),
+            rt_texture_mode_name(mode), ustr_lock_name(lock), short_rows ? "up to " : "", p->repeat,
+            p->repeat > 1 ? "s" : "", short_rows ? "; interrupted: a row of fewer says so" : "");
+    study_unit u = table_unit(p, runs, n, rk, mode, lock);
+    study_row_header(f, p->repeat > 1);
+    double t1 = median_of(runs, n, rk, mode, lock, 1, &lo, &hi);
+    for (int t = 0; t < p->nthreads; t++) {
+        double secs = median_of(runs, n, rk, mode, lock, p->threads[t], &lo, &hi);
+        if (secs <= 0)
+            continue;
+        int       k = runs_of(runs, n, rk, mode, lock, p->threads[t]);
+        study_row r = study_row_make(p->threads[t], secs, t1);
+        study_row_print(f, &r, marked, u, p->repeat > 1, lo, hi, study_row_noise(secs, lo, hi));
+        if (k < p->repeat)
+            fprintf(f, "          (%d of %d renders)\n", k, p->repeat);
+    }
+}
+
+/* The tables of one rank count (rk): per mode and lock; the locks side by
+ * side. Times in the unit that fits them; '*' past `marked` threads. */
+static void
+print_tables_ranks(const plan *p, const run *runs, int n, unsigned marked, unsigned rk, FILE *f)
+{
+    char   label[16], rl[32];
+    double lo, hi;
+    for (int m = 0; m < p->nmodes; m++)
+        for (int l = 0; l < p->nlocks; l++)
+            print_mode_table(p, runs, n, marked, rk, m, l, f);
+    if (p->nlocks < 2)
+        return;
+    for (int m = 0; m < p->nmodes; m++) {
+        study_unit u = table_unit(p, runs, n, rk, p->modes[m], p->locks[0]);
+        fprintf(f, "\n%slocks side by side, %s (%s)\n  %-8s", ranks_label(p, rk, rl),
+                rt_texture_mode_name(p->modes[m]), u.name, "threads");
+        for (int l = 0; l < p->nlocks; l++)
+            fprintf(f, " %10s", ustr_lock_name(p->locks[l]));
+        fputc('\n', f);
+        for (int t = 0; t < p->nthreads; t++) {
+            fprintf(f, "  %-8s", threads_label(p->threads[t], marked, label));
+            for (int l = 0; l < p->nlocks; l++)
+                fprintf(f, " %10.*f", u.decimals,
+                        u.per_sec * median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t],
+                                              &lo, &hi));
+            fputc('\n', f);
+        }
+    }
+}
+
+/* ---- the verdict ---- */
+
+/* What the study concludes: the text's last section and the JSON's
+ * "verdict". For one rank count (1 when the study has it, else its first):
+ * for each mode, at the most threads with every lock measured, the
+ * fastest lock and its ratio over each other; and what interning costs
+ * each lock at each thread count. */
+typedef struct verdict {
+    unsigned ranks;
+    struct {
+        unsigned threads; /* 0: no thread count has every lock */
+        double   secs[MAX_LIST];
+        int      best;
+    } modes[3];
+    study_intern intern[MAX_LIST][MAX_LIST]; /* [lock][thread count] */
+    bool         intern_ok[MAX_LIST][MAX_LIST];
+    bool         have_intern; /* bypass and early-out both measured */
+    bool         have_share;  /* and the full render, for its share */
+} verdict;
+
+static void
+verdict_make(const plan *p, const run *runs, int n, verdict *v)
+{
+    double lo, hi;
+    *v = (verdict){.ranks = p->ranks[0]};
+    for (int r = 0; r < p->nranks; r++)
+        v->ranks = p->ranks[r] == 1 ? 1 : v->ranks;
+    for (int m = 0; m < p->nmodes; m++)
+        v->have_share |= p->modes[m] == RT_TEXTURE_FULL;
+    for (int m = 0; m < p->nmodes; m++) {
+        for (int t = 0; t < p->nthreads; t++) {
+            double secs[MAX_LIST];
+            bool   all = true;
+            for (int l = 0; l < p->nlocks; l++) {
+                secs[l] =
+                    median_of(runs, n, v->ranks, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                all = all && secs[l] > 0;
+            }
+            if (all && p->threads[t] > v->modes[m].threads) {
+                v->modes[m].threads = p->threads[t];
+                memcpy(v->modes[m].secs, secs, sizeof secs);
+                v->modes[m].best = study_fastest(secs, p->nlocks);
+            }
+        }
+    }
+    for (int l = 0; l < p->nlocks; l++)
+        for (int t = 0; t < p->nthreads; t++) {
+            v->intern[l][t] =
+                intern_of(p, runs, n, v->ranks, p->locks[l], p->threads[t], &v->intern_ok[l][t]);
+            v->have_intern |= v->intern_ok[l][t];
+        }
+}
+
+/* s right-aligned in `width` characters (UTF-8: "µs" is one character of
+ * two bytes, which printf's widths count twice). */
+static void
+print_right(FILE *f, const char *s, int width)
+{
+    int chars = 0;
+    for (const char *c = s; *c; c++)
+        chars += ((unsigned char)*c & 0xc0) != 0x80;
+    fprintf(f, "%*s%s", width > chars ? width - chars : 0, "", s);
+}
+
+static void
+verdict_print(const plan *p, const verdict *v, unsigned marked, FILE *f)
+{
+    char rl[32], label[16], t[32];
+    fprintf(f, "\n%sverdict\n", ranks_label(p, v->ranks, rl));
+    for (int m = 0; m < p->nmodes; m++) {
+        const char *mode = rt_texture_mode_name(p->modes[m]);
+        if (!v->modes[m].threads || v->modes[m].best < 0)
+            continue;
+        int b = v->modes[m].best;
+        threads_label(v->modes[m].threads, marked, label);
+        if (p->nlocks == 1) {
+            study_secs_format(t, sizeof t, v->modes[m].secs[0],
+                              study_unit_for(v->modes[m].secs[0]));
+            fprintf(f, "  %s at %s: %s (one lock measured: %s)\n", mode, label, t,
+                    ustr_lock_name(p->locks[0]));
+            continue;
+        }
+        fprintf(f, "  %s at %s: %s is", mode, label, ustr_lock_name(p->locks[b]));
+        for (int l = 0, k = 0; l < p->nlocks; l++)
+            if (l != b)
+                fprintf(f, "%s %.2fx %s", k++ ? "," : "", v->modes[m].secs[l] / v->modes[m].secs[b],
+                        ustr_lock_name(p->locks[l]));
+        fputc('\n', f);
+    }
+    if (!v->have_intern)
+        return;
+    fprintf(f, "  interning cost (bypass - early-out, the median over rounds%s)\n    %-8s",
+            v->have_share ? "; its share of the full render" : "", "threads");
+    for (int l = 0; l < p->nlocks; l++)
+        fprintf(f, " %18s", ustr_lock_name(p->locks[l]));
+    fputc('\n', f);
+    unsigned flags = 0;
+    for (int th = 0; th < p->nthreads; th++) {
+        fprintf(f, "    %-8s", threads_label(p->threads[th], marked, label));
+        for (int l = 0; l < p->nlocks; l++) {
+            const study_intern *c = &v->intern[l][th];
+            char                cell[48] = "-";
+            if (v->intern_ok[l][th]) {
+                study_secs_format(t, sizeof t, c->secs, study_unit_for(fabs(c->secs)));
+                int at = snprintf(cell, sizeof cell, "%s%s", c->secs < 0 ? "!" : "", t);
+                if (v->have_share)
+                    snprintf(cell + at, sizeof cell - (size_t)at, " %5.1f%%", 100 * c->share);
+                flags |= c->secs < 0 ? STUDY_NOISE_NEGATIVE : 0;
+            }
+            fputc(' ', f);
+            print_right(f, cell, 18);
+        }
+        fputc('\n', f);
+    }
+    if (flags) {
+        char note[200];
+        study_noise_note(note, sizeof note, flags, 0, 0, 0);
+        fprintf(f, "    %s\n", note);
+    }
+}
+
+static void
+print_tables(const plan *p, const run *runs, int n, unsigned marked, FILE *f)
+{
+    for (int r = 0; r < p->nranks; r++)
+        print_tables_ranks(p, runs, n, marked, p->ranks[r], f);
+}
+
+/* The Universal Scalability Law on each curve, over N <= the cores. */
+static void
+print_usl(const plan *p, const run *runs, int n, unsigned cores, FILE *f)
+{
+    fprintf(f,
+            "\nmodel: Universal Scalability Law, X(N) = N / (1 + s (N - 1) + k N (N - 1)),\n"
+            "fitted to the medians with N <= %u physical cores\n",
+            cores);
+    for (int ri = 0; ri < p->nranks; ri++) {
+        unsigned rk = p->ranks[ri];
+        char     rl[32];
+        for (int m = 0; m < p->nmodes; m++) {
+            for (int l = 0; l < p->nlocks; l++) {
+                usl_point pts[MAX_LIST];
+                int       k = 0;
+                double    lo, hi;
+                for (int t = 0; t < p->nthreads; t++) {
+                    double secs =
+                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                    if (secs > 0 && (!cores || p->threads[t] <= cores))
+                        pts[k++] = (usl_point){(double)p->threads[t], secs};
+                }
+                usl_fit    fit;
+                usl_result r = usl_fit_points(pts, k, &fit);
+                fprintf(f, "  %s%s, lock %s: ", ranks_label(p, rk, rl),
+                        rt_texture_mode_name(p->modes[m]), ustr_lock_name(p->locks[l]));
+                if (r != USL_OK) {
+                    fprintf(f, "no fit (%s)\n", usl_result_str(r));
+                    continue;
+                }
+                fprintf(f, "contention s = %.4f, coherency k = %.5f", fit.sigma, fit.kappa);
+                if (fit.contention_only)
+                    fputs(" (too few points: contention alone)", f);
+                if (fit.peak_threads > 0)
+                    fprintf(f, ", peak at N = %.1f (speed-up %.2f)", fit.peak_threads,
+                            fit.peak_speedup);
+                else
+                    fputs(", no peak", f);
+                fputc('\n', f);
+            }
+        }
+    }
+}
+
+/* ---- provenance ---- */
+
+/* Where the figures come from: the command, this program's version, the
+ * date, the CPU, and every render option that changes what a render costs
+ * (the text's header and the JSON's "provenance"). */
+typedef struct provenance {
+    char command[2048]; /* the words, ' ' between, a word with a space quoted */
+    char date[32];      /* UTC, ISO 8601 */
+    char cpu[128];      /* /proc/cpuinfo's "model name"; "unknown" */
+} provenance;
+
+static void
+provenance_make(const plan *p, provenance *v)
+{
+    size_t at = 0;
+    v->command[0] = '\0';
+    for (int i = 0; i < p->argc && at < sizeof v->command; i++) {
+        bool q = strpbrk(p->argv[i], " \t'\"") != NULL;
+        at += (size_t)snprintf(v->command + at, sizeof v->command - at, "%s%s%s%s", i ? " " : "",
+                               q ? "'" : "", p->argv[i], q ? "'" : "");
+    }
+    time_t    now = time(NULL);
+    struct tm tm;
+    strftime(v->date, sizeof v->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    snprintf(v->cpu, sizeof v->cpu, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char  line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(v->cpu, sizeof v->cpu, "%s", colon + 2);
+            v->cpu[strcspn(v->cpu, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* One option: "name": value (JSON) or "name value" (text); text values
+ * are words, never quoted in text. */
+static void
+option_u(FILE *f, bool json, const char *name, unsigned v)
+{
+    if (json)
+        fprintf(f, ", \"%s\": %u", name, v);
+    else
+        fprintf(f, ", %s %u", name, v);
+}
+
+static void
+option_s(FILE *f, bool json, const char *name, const char *v)
+{
+    if (json)
+        fprintf(f, ", \"%s\": \"%s\"", name, v);
+    else
+        fprintf(f, ", %s %s", name, v);
+}
+
+/* The render options that change a render's cost, as JSON members (json)
+ * or "name value" words (text), after the scene's own size. */
+static void
+options_print(const rt_options *o, bool json, FILE *f)
+{
+    if (json)
+        fprintf(f, "\"width\": %u, \"height\": %u", o->width, o->height);
+    else
+        fprintf(f, "%ux%u pixels", o->width, o->height);
+    option_u(f, json, "spp", o->spp);
+    option_s(f, json, "integrator", rt_integrator_name(o->integrator));
+    option_u(f, json, "max_depth", o->max_depth);
+    option_s(f, json, "light_sampling", rt_light_sampling_name(o->light_sampling));
+    option_u(f, json, "tile", o->tile);
+    option_s(f, json, "intern", rt_intern_mode_name(o->intern));
+    option_s(f, json, "open_textures", rt_open_mode_name(o->open));
+    option_u(f, json, "max_memory_mb", (unsigned)o->max_memory_mb);
+    option_s(f, json, "restrict_paths", o->restrict_paths ? "yes" : "no");
+    if (!json) {
+        fprintf(f, ", envmap %s", o->envmap ? o->envmap : "none");
+        return;
+    }
+    fputs(", \"envmap\": ", f);
+    if (o->envmap)
+        rt_json_string(f, o->envmap);
+    else
+        fputs("null", f);
+}
+
+static void
+provenance_print(const plan *p, const provenance *v, FILE *f)
+{
+    fprintf(f, "command: %s\nversion: study %s, %s\ncpu: %s\noptions: ", v->command, RT_VERSION,
+            v->date, v->cpu);
+    options_print(&p->o, false, f);
+    fputc('\n', f);
+}
+
+/* ---- files: each through a temporary file and a rename ---- */
+
+static FILE *
+file_begin(const char *prefix, const char *ext, char tmp[4096], char path[4096])
+{
+    snprintf(path, 4096, "%s.%s", prefix, ext);
+    snprintf(tmp, 4096, "%s.%s.tmp", prefix, ext);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        fprintf(stderr, "study: %s: cannot write: %s\n", tmp, strerror(errno));
+    return f;
+}
+
+static bool
+file_end(FILE *f, const char *tmp, const char *path)
+{
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        fprintf(stderr, "study: %s: cannot write\n", path);
+        remove(tmp);
+        return false;
+    }
+    return true;
+}
+
+/* One value of a run: a CSV column and a JSON key alike. */
+typedef struct column {
+    const char *name;
+    enum { COL_TEXT, COL_COUNT, COL_SECS } kind;
+    const char *text;
+    uint64_t    count;
+    double      secs;
+} column;
+
+#define TEXT(n, v)                                                                                 \
+    {                                                                                              \
+        .name = n, .kind = COL_TEXT, .text = (v)                                                   \
+    }
+#define COUNT(n, v)                                                                                \
+    {                                                                                              \
+        .name = n, .kind = COL_COUNT, .count = (v)                                                 \
+    }
+#define SECS(n, v)                                                                                 \
+    {                                                                                              \
+        .name = n, .kind = COL_SECS, .secs = (v)                                                   \
+    }
+#define NCOLUMNS 29
+
+/* A run's columns, in the CSV's order. */
+static void
+columns_of(const run *r, column c[NCOLUMNS])
+{
+    const rt_thread_stats *t = &r->st.total;
+    const column           all[NCOLUMNS] = {
+                  COUNT("round", (uint64_t)r->round),
+                  TEXT("mode", rt_texture_mode_name(r->mode)),
+                  TEXT("lock", ustr_lock_name(r->lock)),
+                  COUNT("threads", r->threads),
+                  SECS("render_secs", r->st.render_secs),
+                  SECS("load_secs", r->st.load_secs),
+                  SECS("bvh_secs", r->st.bvh_secs),
+                  SECS("busy_min_secs", r->busy_min),
+                  SECS("busy_max_secs", r->busy_max),
+                  SECS("cpu_secs", r->cpu),
+                  COUNT("rays", t->rays),
+                  COUNT("shading_points", t->shading_points),
+                  COUNT("lookups", t->lookups),
+                  COUNT("interns", t->interns),
+                  COUNT("bypasses", t->bypasses),
+                  COUNT("early_outs", t->early_outs),
+                  COUNT("lookup_errors", t->lookup_errors),
+                  COUNT("bad_samples", t->bad_samples),
+                  COUNT("ustr_lookups", r->us.lookups),
+                  COUNT("ustr_inserts", r->us.inserts),
+                  COUNT("ustr_contended", r->us.contended),
+                  COUNT("tex_tile_hits", r->ts.tile_hits),
+                  COUNT("tex_tile_misses", r->ts.tile_misses),
+                  COUNT("tex_tiles_loaded", r->ts.tiles_loaded),
+                  COUNT("tex_bytes_read", r->ts.bytes_read),
+                  COUNT("tex_files_opened", r->ts.files_opened),
+                  COUNT("tex_file_errors", r->ts.file_errors),
+                  COUNT("ranks", r->ranks),
+                  SECS("comm_secs", r->comm_secs),
+    };
+    memcpy(c, all, sizeof all);
+}
+
+/* A value as CSV and JSON both write it (JSON quotes text itself; no
+ * text column holds a quote, a comma or a backslash). */
+static void
+column_print(FILE *f, const column *c)
+{
+    if (c->kind == COL_TEXT)
+        fputs(c->text, f);
+    else if (c->kind == COL_COUNT)
+        fprintf(f, "%" PRIu64, c->count);
+    else
+        fprintf(f, "%.6f", c->secs);
+}
+
+static bool
+write_csv(const plan *p, const run *runs, int n)
+{
+    char   tmp[4096], path[4096];
+    column c[NCOLUMNS];
+    FILE  *f = file_begin(p->out, "csv", tmp, path);
+    if (!f)
+        return false;
+    columns_of(&(run){0}, c);
+    for (int k = 0; k < NCOLUMNS; k++)
+        fprintf(f, "%s%s", k ? "," : "", c[k].name);
+    fputc('\n', f);
+    for (int i = 0; i < n; i++) {
+        columns_of(&runs[i], c);
+        for (int k = 0; k < NCOLUMNS; k++) {
+            fputs(k ? "," : "", f);
+            column_print(f, &c[k]);
+        }
+        fputc('\n', f);
+    }
+    return file_end(f, tmp, path);
+}
+
+/* The verdict as the JSON's "verdict" object. */
+static void
+verdict_json(const plan *p, const verdict *v, FILE *f)
+{
+    fprintf(f, "\"verdict\": {\"ranks\": %u, \"modes\": [", v->ranks);
+    for (int m = 0, k = 0; m < p->nmodes; m++) {
+        if (!v->modes[m].threads || v->modes[m].best < 0)
+            continue;
+        int b = v->modes[m].best;
+        fprintf(f, "%s\n  {\"mode\": \"%s\", \"threads\": %u, \"best\": \"%s\", \"secs\": {",
+                k++ ? "," : "", rt_texture_mode_name(p->modes[m]), v->modes[m].threads,
+                ustr_lock_name(p->locks[b]));
+        for (int l = 0; l < p->nlocks; l++)
+            fprintf(f, "%s\"%s\": %.6f", l ? ", " : "", ustr_lock_name(p->locks[l]),
+                    v->modes[m].secs[l]);
+        fputs("}, \"best_over\": {", f);
+        for (int l = 0, c = 0; l < p->nlocks; l++)
+            if (l != b)
+                fprintf(f, "%s\"%s\": %.4f", c++ ? ", " : "", ustr_lock_name(p->locks[l]),
+                        v->modes[m].secs[l] / v->modes[m].secs[b]);
+        fputs("}}", f);
+    }
+    fputs("],\n \"interning\": [", f);
+    for (int l = 0, k = 0; l < p->nlocks; l++)
+        for (int t = 0; t < p->nthreads; t++)
+            if (v->intern_ok[l][t])
+                fprintf(
+                    f, "%s\n  {\"lock\": \"%s\", \"threads\": %u, \"secs\": %.6f, \"share\": %.6f}",
+                    k++ ? "," : "", ustr_lock_name(p->locks[l]), p->threads[t],
+                    v->intern[l][t].secs, v->intern[l][t].share);
+    fputs("]}", f);
+}
+
+/* The JSON: the machine, the plan, the provenance, the verdict and every
+ * run with the CSV's fields. */
+static bool
+write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
+           const provenance *pv, const verdict *v)
+{
+    char   tmp[4096], path[4096];
+    column c[NCOLUMNS];
+    FILE  *f = file_begin(p->out, "json", tmp, path);
+    if (!f)
+        return false;
+    fputs("{\"scene\": ", f);
+    rt_json_string(f, p->o.scene);
+    fprintf(f,
+            ", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
+            " \"complete\": %s,\n \"width\": %u, \"height\": %u, \"spp\": %u,"
+            " \"integrator\": \"%s\",\n \"provenance\": {\"command\": ",
+            cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
+            p->o.width, p->o.height, p->o.spp, rt_integrator_name(p->o.integrator));
+    rt_json_string(f, pv->command);
+    fprintf(f, ", \"version\": \"%s\", \"date\": \"%s\", \"cpu_model\": ", RT_VERSION, pv->date);
+    rt_json_string(f, pv->cpu);
+    fputs(", \"options\": {", f);
+    options_print(&p->o, true, f);
+    fputs("}},\n ", f);
+    verdict_json(p, v, f);
+    fputs(",\n \"runs\": [\n", f);
+    for (int i = 0; i < n; i++) {
+        columns_of(&runs[i], c);
+        fputs("  {", f);
+        for (int k = 0; k < NCOLUMNS; k++) {
+            const char *q = c[k].kind == COL_TEXT ? "\"" : "";
+            fprintf(f, "%s\"%s\": %s", k ? ", " : "", c[k].name, q);
+            column_print(f, &c[k]);
+            fputs(q, f);
+        }
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fputs(" ]}\n", f);
+    return file_end(f, tmp, path);
+}
+
+/* Writes s as a gnuplot single-quoted string, in which '' stands for '. */
+static void
+gnuplot_string(FILE *g, const char *s)
+{
+    fputc('\'', g);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', g);
+        fputc(*s, g);
+    }
+    fputc('\'', g);
+}
+
+/* The plot's data: a block per (ranks, mode, lock) of "threads median min
+ * max ideal light-speed-%" rows; the range of the measured times. */
+static bool
+plot_data(const plan *p, const run *runs, int n, const char *path, double *ylo, double *yhi)
+{
+    FILE *d = fopen(path, "w");
+    if (!d) {
+        fprintf(stderr, "study: %s: cannot write: %s\n", path, strerror(errno));
+        return false;
+    }
+    double lo, hi;
+    *ylo = 0, *yhi = 0;
+    for (int r = 0; r < p->nranks; r++)
+        for (int m = 0; m < p->nmodes; m++)
+            for (int l = 0; l < p->nlocks; l++) {
+                unsigned rk = p->ranks[r];
+                double   t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
+                fprintf(d, "# ranks %u %s %s\n", rk, rt_texture_mode_name(p->modes[m]),
+                        ustr_lock_name(p->locks[l]));
+                for (int t = 0; t < p->nthreads; t++) {
+                    double s =
+                        median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                    if (s <= 0)
+                        continue;
+                    study_row row = study_row_make(p->threads[t], s, t1);
+                    fprintf(d, "%u %.9f %.9f %.9f %.9f %.3f\n", p->threads[t], s, lo, hi,
+                            row.expected, 100 * row.lightspeed);
+                    *ylo = *ylo == 0 || lo < *ylo ? lo : *ylo;
+                    *yhi = hi > *yhi ? hi : *yhi;
+                }
+                fputs("\n\n", d);
+            }
+    return fclose(d) == 0;
+}
+
+/* Tics of a time axis from lo to hi: 1, 2 and 5 times powers of ten (and
+ * 3 and 7 too when the range is under a decade), labelled with the unit
+ * that suits each ("1 ms", "20 ms", "1 s"). */
+static void
+plot_time_tics(FILE *g, double lo, double hi)
+{
+    static const double steps[] = {1, 2, 3, 5, 7};
+    bool                fine = hi < 10 * lo;
+    fputs("set ytics (", g);
+    int k = 0;
+    for (double decade = 1e-7; decade < 1e5; decade *= 10)
+        for (int i = 0; i < 5; i++) {
+            double v = decade * steps[i];
+            if (!fine && (steps[i] == 3 || steps[i] == 7))
+                continue;
+            if (v < lo / 1.001 || v > hi * 1.001)
+                continue;
+            char       label[32];
+            study_unit u = study_unit_for(v);
+            snprintf(label, sizeof label, "%g %s", v * u.per_sec, u.name);
+            fprintf(g, "%s'%s' %.9g", k++ ? ", " : "", label, v);
+        }
+    fputs(")\n", g);
+}
+
+/* The plot, by gnuplot, two panels: render time against threads for every
+ * (mode, lock), min-max error bars, the ideal t1 / N of each (clipped to
+ * the measured times' range), the physical cores and hardware threads
+ * marked above the frame; and % of light speed against threads. Colours
+ * per lock from the Okabe-Ito palette, which colour-blind readers tell
+ * apart; a dash and point per mode. */
+static bool
+write_png(const plan *p, const run *runs, int n, unsigned cores)
+{
+    static const char *palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                    "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+    char               tmp[4096], path[4096], data[4096];
+    double             ylo, yhi;
+    snprintf(path, sizeof path, "%s.png", p->out);
+    snprintf(tmp, sizeof tmp, "%s.png.tmp", p->out);
+    snprintf(data, sizeof data, "%s.plot.tmp", p->out);
+    if (!plot_data(p, runs, n, data, &ylo, &yhi))
+        return false;
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        remove(data);
+        fprintf(stderr, "study: cannot run gnuplot\n");
+        return false;
+    }
+    unsigned most = 1;
+    for (int t = 0; t < p->nthreads; t++)
+        most = p->threads[t] > most ? p->threads[t] : most;
+    long        hw = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *slash = strrchr(p->o.scene, '/');
+    fputs("set terminal pngcairo size 1200,560 noenhanced font ',10'\nset output ", g);
+    gnuplot_string(g, tmp);
+    fputs("\ndata = ", g);
+    gnuplot_string(g, data);
+    fputs("\nset multiplot layout 1,2 title 'thread scaling: '.", g);
+    gnuplot_string(g, slash ? slash + 1 : p->o.scene);
+    fprintf(g, "\nset logscale x 2\nset xrange [0.8:%g]\nset xtics (", most * 1.25);
+    for (int t = 0; t < p->nthreads; t++)
+        fprintf(g, "%s'%u' %u", t ? ", " : "", p->threads[t], p->threads[t]);
+    /* One key for both panels, under them. */
+    fputs(")\nset grid\nset clip two\nset key at screen 0.5, screen 0.01 center bottom "
+          "horizontal maxrows 2 font ',9'\nset xlabel 'threads'\nset tmargin 3\nset bmargin 7\n",
+          g);
+    /* The machine's limits, above the frame, where no curve runs. */
+    if (cores)
+        fprintf(g,
+                "set arrow 1 from %u, graph 0 to %u, graph 1 nohead dt 2 lc rgb 'gray50'\n"
+                "set label 1 '%u cores' at %u, graph 1 offset 0,0.7 center font ',8'\n",
+                cores, cores, cores, cores);
+    if (hw > 0 && (unsigned)hw != cores && (unsigned)hw <= most)
+        fprintf(g,
+                "set arrow 2 from %ld, graph 0 to %ld, graph 1 nohead dt 3 lc rgb 'gray50'\n"
+                "set label 2 '%ld hardware threads' at %ld, graph 1 offset 0,0.7 center "
+                "font ',8'\n",
+                hw, hw, hw, hw);
+    fprintf(g, "set logscale y 10\nset yrange [%.9g:%.9g]\n", ylo / 1.15, yhi * 1.15);
+    plot_time_tics(g, ylo / 1.15, yhi * 1.15);
+    fputs("set ylabel 'render time (median; bars: min to max)'\n"
+          "set title 'time (dotted: ideal, t1 / N)'\nplot ",
+          g);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            fputs("set ylabel '% of light speed (t1 / N / tN)'\nunset logscale y\nunset key\n"
+                  "set yrange [0:*]\nset ytics auto\nset title '% of light speed'\nplot ",
+                  g);
+        int idx = 0;
+        for (int r = 0; r < p->nranks; r++) {
+            char rl[32];
+            ranks_label(p, p->ranks[r], rl);
+            for (int m = 0; m < p->nmodes; m++)
+                for (int l = 0; l < p->nlocks; l++, idx++) {
+                    const char *colour = palette[(r * p->nlocks + l) % 8];
+                    fprintf(g, "%sdata index %d using 1:%s with %s lw 2 lc rgb '%s' dt %d pt %d ",
+                            idx ? ", " : "", idx, pass ? "6" : "2:3:4",
+                            pass ? "linespoints" : "yerrorlines", colour, m + 1, 5 + 2 * m);
+                    fprintf(g, "title '%s%s, %s'", rl, rt_texture_mode_name(p->modes[m]),
+                            ustr_lock_name(p->locks[l]));
+                    if (pass == 0)
+                        fprintf(g,
+                                ", data index %d using 1:5 with lines lw 1 lc rgb '%s' dt 3 "
+                                "notitle",
+                                idx, colour);
+                }
+        }
+        fputs("\n", g);
+    }
+    fputs("unset multiplot\n", g);
+    int rc = pclose(g);
+    remove(data);
+    if (rc != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        fprintf(stderr, "study: %s: gnuplot could not draw it\n", path);
+        return false;
+    }
+    return true;
+}
+
+/* ---- main ---- */
+
+/* The results go to PREFIX.*: learn now, not after every render, that
+ * they cannot (file_begin names the problem). */
+static void
+out_check(const plan *p)
+{
+    char  tmp[4096], path[4096];
+    FILE *f = file_begin(p->out, "csv", tmp, path);
+    if (!f)
+        exit(1);
+    fclose(f);
+    remove(tmp);
+}
+
+int
+main(int argc, char **argv)
+{
+    plan p;
+    plan_parse(argc, argv, &p);
+    out_check(&p);
+    unsigned   cores = physical_cores();
+    long       hw = sysconf(_SC_NPROCESSORS_ONLN);
+    provenance pv;
+    provenance_make(&p, &pv);
+    /* '*': more threads than the machine runs at once, so the OS preempts
+     * some (a lock's holder among them): the one meaning of the mark in
+     * every tool (ustring-bench's too). */
+    printf("study: %s\nmachine: %u physical cores, %ld hardware threads (* marks thread counts "
+           "above the hardware threads: the OS preempts)\n",
+           p.o.scene, cores, hw);
+    provenance_print(&p, &pv, stdout);
+
+    /* A first, untimed render: the scene must load (a bad scene stops
+     * here, before any file is written), and the OS caches its files. */
+    char err[RT_ERR_LEN];
+    run *warm = calloc(1, sizeof *warm);
+    if (!warm)
+        tool_die("out of memory");
+    if (!render_cold(&p, p.modes[0], p.locks[0], 1, warm, err))
+        tool_die("%s: %s", p.o.scene, err);
+    /* And under mpirun, if the study goes there: a launcher that fails
+     * fails now, not after the in-process renders. */
+    for (int r = 0; r < p.nranks; r++)
+        if (p.ranks[r] > 1) {
+            if (!render_mpi(&p, p.modes[0], p.locks[0], 1, p.ranks[r], warm, err))
+                tool_die("%s: %s", p.o.scene, err);
+            break;
+        }
+    free(warm);
+
+    int  total = p.repeat * p.nranks * p.nmodes * p.nlocks * p.nthreads, n = 0;
+    run *runs = calloc((size_t)total, sizeof *runs);
+    if (!runs)
+        tool_die("out of memory");
+    signal(SIGINT, on_interrupt);
+    bool tty = isatty(STDERR_FILENO);
+    for (int k = 0; k < p.repeat && !stop_requested; k++) {
+        for (int r = 0; r < p.nranks && !stop_requested; r++) {
+            for (int l = 0; l < p.nlocks && !stop_requested; l++) {
+                for (int m = 0; m < p.nmodes && !stop_requested; m++) {
+                    for (int t = 0; t < p.nthreads && !stop_requested; t++) {
+                        char rl[32];
+                        fprintf(stderr,
+                                "%sstudy: render %d of %d: round %d, %s%s, lock %s, -t %u%s",
+                                tty ? "\r" : "", n + 1, total, k + 1,
+                                ranks_label(&p, p.ranks[r], rl), rt_texture_mode_name(p.modes[m]),
+                                ustr_lock_name(p.locks[l]), p.threads[t], tty ? "        " : "\n");
+                        bool ok = p.ranks[r] > 1
+                                      ? render_mpi(&p, p.modes[m], p.locks[l], p.threads[t],
+                                                   p.ranks[r], &runs[n], err)
+                                      : render_cold(&p, p.modes[m], p.locks[l], p.threads[t],
+                                                    &runs[n], err);
+                        if (!ok)
+                            tool_die("%s: %s", p.o.scene, err);
+                        runs[n++].round = k + 1;
+                    }
+                }
+            }
+        }
+    }
+    if (tty)
+        fputc('\n', stderr);
+    bool complete = n == total;
+    if (!complete)
+        fprintf(stderr, "study: interrupted after %d of %d renders; writing what was measured\n", n,
+                total);
+    verdict *v = calloc(1, sizeof *v);
+    if (!v)
+        tool_die("out of memory");
+    verdict_make(&p, runs, n, v);
+    print_tables(&p, runs, n, hw > 0 ? (unsigned)hw : 0, stdout);
+    print_usl(&p, runs, n, cores, stdout);
+    verdict_print(&p, v, hw > 0 ? (unsigned)hw : 0, stdout);
+    bool ok = write_csv(&p, runs, n) && write_json(&p, runs, n, cores, complete, &pv, v) &&
+              write_png(&p, runs, n, cores);
+    free(v);
+    printf("\nwrote %s.csv, %s.json, %s.png%s\n", p.out, p.out, p.out,
+           complete ? "" : " (interrupted: incomplete)");
+    free(runs);
+    free(p.rest);
+    return ok ? (complete ? 0 : 130) : 1;
+}
