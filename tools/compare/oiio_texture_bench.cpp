@@ -51,6 +51,9 @@
 #include <sys/resource.h>
 #include <vector>
 
+// tool.h: the prefix of the messages tool_median() might print.
+extern "C" const char tool_prog[] = "oiio-texture-bench";
+
 namespace
 {
 

@@ -33,6 +33,9 @@
 #include <string>
 #include <vector>
 
+// tool.h: the prefix of the messages tool_median() might print.
+extern "C" const char tool_prog[] = "oiio-ustring-bench";
+
 namespace
 {
 
