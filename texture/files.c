@@ -562,6 +562,11 @@ tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, cons
          * valid for lookups still running on it. */
         atomic_store_explicit(&f->state, TEX__BROKEN, memory_order_release);
     }
+    /* Its handle goes now: the cap closes only READY files' handles, so a
+     * broken one would hold its descriptor (a scene naming a thousand
+     * damaged .tx files would run the process out of them). read_texels()
+     * does not reopen a broken file. */
+    tex__handle_close(ts, f);
     pthread_mutex_unlock(&f->lock);
     if (first) {
         tex__count(&tc->counters.file_errors, 1);

@@ -84,8 +84,8 @@ struct tex__file {
     _Atomic int state;
     tex_result  error; /* when BROKEN */
 
-    /* Guards opening, and the EXR handle below. Never held during a lookup
-     * that hits; taken before the cache lock, never after it. */
+    /* Guards opening, and the tiled-file handle below. Never held during a
+     * lookup that hits; taken before the cache lock, never after it. */
     pthread_mutex_t lock;
 
     /* Set before READY, read-only after. */
@@ -107,7 +107,9 @@ struct tex__file {
      * reopened under the system's open-file cap. */
     tex__tiled handle;
     /* The system's tick at its last tile read, for closing the least
-     * recently used handle; relaxed, written under `lock`, read by others. */
+     * recently used handle; relaxed (an approximate order is all the cap
+     * needs): written under `lock`, or by a thread that found the lock busy
+     * (to count the file as used now), read by others. */
     _Atomic uint64_t handle_last_use;
 };
 
@@ -159,7 +161,7 @@ struct tex_system {
     pthread_cond_t  decode_free;
     unsigned        decoding, max_decoding;
 
-    /* The open-file cap for tiled EXRs. */
+    /* The open-file cap for tiled files (EXR, TIFF). */
     pthread_mutex_t  handles_lock; /* guards the count; alone */
     unsigned         open_handles;
     _Atomic uint64_t tick;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <tiffio.h>
 #include <unistd.h>
 
@@ -90,6 +91,8 @@ struct tex_tiff {
     tex_tiff_info info;
     uint32_t      current;    /* the level libtiff's directory is at */
     size_t        tile_bytes; /* decoded bytes of a whole tile */
+    uint64_t      file_bytes; /* its size when opened */
+    uint64_t      ntiles;     /* over the levels found */
     struct {
         uint64_t offset; /* of its directory */
         uint32_t width, height;
@@ -196,10 +199,14 @@ dir_read(TIFF *t, dir_shape *d, char err[TEX_ERR_LEN])
         snprintf(err, TEX_ERR_LEN, "bad header: %ux%u tiles", d->tile_width, d->tile_height);
         return TEX_ERR_CORRUPT;
     }
-    if (pixels > TEX_TIFF_MAX_TILE_PIXELS ||
-        pixels * spp * tex_type_size(d->type) > TEX_TIFF_MAX_CHUNK_BYTES) {
+    if (pixels > TEX_TIFF_MAX_TILE_PIXELS) {
         snprintf(err, TEX_ERR_LEN, "%ux%u tiles are over the limit of %u pixels", d->tile_width,
                  d->tile_height, TEX_TIFF_MAX_TILE_PIXELS);
+        return TEX_ERR_TOO_LARGE;
+    }
+    if (pixels * spp * tex_type_size(d->type) > TEX_TIFF_MAX_CHUNK_BYTES) {
+        snprintf(err, TEX_ERR_LEN, "%ux%u tiles of %u samples are over the limit of %llu bytes",
+                 d->tile_width, d->tile_height, spp, (unsigned long long)TEX_TIFF_MAX_CHUNK_BYTES);
         return TEX_ERR_TOO_LARGE;
     }
     return TEX_OK;
@@ -210,6 +217,24 @@ static bool
 halved(uint32_t size, uint32_t above)
 {
     return size == (above / 2 ? above / 2 : 1) || size == (above + 1) / 2;
+}
+
+/* Tiles of a level of w x h pixels. */
+static uint64_t
+tiles_of(const tex_tiff *f, uint32_t w, uint32_t h)
+{
+    uint64_t tw = f->info.tile_width, th = f->info.tile_height;
+    return ((w + tw - 1) / tw) * ((h + th - 1) / th);
+}
+
+/* Whether `tiles` more fit in the file: each tile needs an offset and a
+ * byte count in its directory, at least 4 bytes (two SHORTs). A claim of
+ * more is a lie that would make the cache reserve a table for them (8
+ * bytes a tile: 2 GiB for 1x1 tiles of a 16384² image in 638 bytes). */
+static bool
+tiles_fit(const tex_tiff *f, uint64_t tiles)
+{
+    return f->ntiles + tiles <= f->file_bytes / 4;
 }
 
 /* Follows the directories after level 0 while they are its MIP levels. */
@@ -224,8 +249,10 @@ levels_find(tex_tiff *f, const dir_shape *top)
         if (dir_read(f->t, &d, ignored) != TEX_OK || d.tile_width != top->tile_width ||
             d.tile_height != top->tile_height || d.nchannels != top->nchannels ||
             d.type != top->type || !halved(d.width, f->levels[l - 1].width) ||
-            !halved(d.height, f->levels[l - 1].height))
+            !halved(d.height, f->levels[l - 1].height) ||
+            !tiles_fit(f, tiles_of(f, d.width, d.height)))
             break;
+        f->ntiles += tiles_of(f, d.width, d.height);
         f->levels[l].offset = TIFFCurrentDirOffset(f->t);
         f->levels[l].width = d.width;
         f->levels[l].height = d.height;
@@ -244,11 +271,17 @@ tex_tiff_open(const char *path, tex_tiff **out, tex_tiff_info *info, char err[TE
         snprintf(err, TEX_ERR_LEN, "out of memory");
         return TEX_ERR_NOMEM;
     }
-    int fd = tex_open_regular(path, err);
-    if (fd < 0) {
+    int         fd = tex_open_regular(path, err);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) {
+            snprintf(err, TEX_ERR_LEN, "cannot read: %s", strerror(errno));
+            close(fd);
+        }
         free(f);
         return TEX_ERR_OPEN;
     }
+    f->file_bytes = (uint64_t)st.st_size;
     unsigned char magic[4] = {0};
     if (pread(fd, magic, 4, 0) != 4 ||
         !((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) && !magic[3]) ||
@@ -287,10 +320,18 @@ tex_tiff_open(const char *path, tex_tiff **out, tex_tiff_info *info, char err[TE
     f->levels[0].offset = TIFFCurrentDirOffset(f->t);
     f->levels[0].width = top.width;
     f->levels[0].height = top.height;
-    if (f->info.tiled)
+    f->current = 0;
+    if (f->info.tiled) {
+        uint64_t tiles = tiles_of(f, top.width, top.height);
+        if (!tiles_fit(f, tiles)) {
+            snprintf(err, TEX_ERR_LEN, "bad header: %llu tiles in a file of %llu bytes",
+                     (unsigned long long)tiles, (unsigned long long)f->file_bytes);
+            tex_tiff_close(f);
+            return TEX_ERR_CORRUPT;
+        }
+        f->ntiles = tiles;
         levels_find(f, &top);
-    else
-        f->current = 0;
+    }
     *info = f->info;
     *out = f;
     return TEX_OK;
@@ -325,7 +366,8 @@ level_enter(tex_tiff *f, uint32_t level, char err[TEX_ERR_LEN])
     f->current = UINT32_MAX;
     char where[32];
     snprintf(where, sizeof where, "level %u: ", level);
-    if (!TIFFSetSubDirectory(f->t, f->levels[level].offset)) {
+    f->msg.text[0] = '\0'; /* libtiff's errors from here on are this call's */
+    if (!TIFFSetSubDirectory(f->t, f->levels[level].offset) || f->msg.text[0]) {
         say(err, &f->msg, where, "cannot read its directory");
         return TEX_ERR_CORRUPT;
     }
@@ -367,8 +409,11 @@ tex_tiff_read_tile(tex_tiff *f, uint32_t level, uint32_t tx, uint32_t ty, void *
     if (r != TEX_OK)
         return r;
     uint32_t tile = TIFFComputeTile(f->t, tx * tw, ty * th, 0, 0);
+    f->msg.text[0] = '\0';
     tmsize_t n = TIFFReadEncodedTile(f->t, tile, out, (tmsize_t)f->tile_bytes);
-    if (n != (tmsize_t)f->tile_bytes) {
+    /* An error said is a failure even when libtiff goes on: with a tile
+     * table past the end of the file it reads the tile from offset 0. */
+    if (n != (tmsize_t)f->tile_bytes || f->msg.text[0]) {
         char where[64];
         snprintf(where, sizeof where, "tile (%u, %u) of level %u: ", tx, ty, level);
         say(err, &f->msg, where, n < 0 ? "cannot be read" : "short");
@@ -386,10 +431,12 @@ static tex_result
 rows_from_tiles(tex_tiff *f, const tex_image *shape, tex_rows_fn fn, void *ctx,
                 char err[TEX_ERR_LEN])
 {
-    uint32_t   tw = f->info.tile_width, th = f->info.tile_height;
-    size_t     pixel = shape->nchannels * tex_type_size(shape->type);
-    size_t     row = shape->width * pixel;
-    char      *band = malloc(row * th), *tile = malloc(f->tile_bytes);
+    uint32_t tw = f->info.tile_width, th = f->info.tile_height;
+    size_t   pixel = shape->nchannels * tex_type_size(shape->type);
+    size_t   row = shape->width * pixel;
+    /* A band of at most the image's height: a tile may be far taller. */
+    char      *band = malloc(row * (th < shape->height ? th : shape->height));
+    char      *tile = malloc(f->tile_bytes);
     tex_result r = TEX_OK;
     if (!band || !tile) {
         snprintf(err, TEX_ERR_LEN, "out of memory for a row of %ux%u tiles", tw, th);
@@ -428,7 +475,8 @@ rows_from_strips(tex_tiff *f, const tex_image *shape, tex_rows_fn fn, void *ctx,
     }
     tex_result r = TEX_OK;
     for (uint32_t y = 0; r == TEX_OK && y < shape->height; y++) {
-        if (TIFFReadScanline(f->t, buf, y, 0) < 0) {
+        f->msg.text[0] = '\0';
+        if (TIFFReadScanline(f->t, buf, y, 0) < 0 || f->msg.text[0]) {
             char where[32];
             snprintf(where, sizeof where, "row %u: ", y);
             say(err, &f->msg, where, "cannot be read");

@@ -1,5 +1,5 @@
 /* The tile cache: tiles load on first touch, from the spill file (untiled
- * sources, decoded once) or from a tiled EXR; a clock evicts cold tiles
+ * sources, decoded once) or from a tiled EXR or TIFF; a clock evicts cold tiles
  * when the cache is over its cap; an evicted tile is freed once no thread's
  * hazard pointer names it.
  *
@@ -183,6 +183,25 @@ tex__handle_opened(tex_system *ts, tex__file *f)
 
 /* ---- loading ---- */
 
+/* Whether a tiled file reopened (f->handle) has the shape f was sized for,
+ * every level's size included (a TIFF's levels may round either way). */
+static bool
+same_shape(const tex__file *f, const tex__tiled_info *info)
+{
+    if (info->width != f->info.width || info->height != f->info.height ||
+        info->nchannels != f->info.nchannels || info->type != f->info.type ||
+        info->tile_width != f->info.tile_width || info->tile_height != f->info.tile_height ||
+        info->nlevels != f->info.nlevels)
+        return false;
+    for (uint32_t l = 0; l < info->nlevels; l++) {
+        uint32_t w, h;
+        if (!tex__tiled_level_size(&f->handle, l, &w, &h) || w != f->levels[l].width ||
+            h != f->levels[l].height)
+            return false;
+    }
+    return true;
+}
+
 static bool
 read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index, void *out,
             char err[TEX_ERR_LEN])
@@ -205,7 +224,12 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
     } else {
         pthread_mutex_lock(&f->lock);
         tex_result r = TEX_OK;
-        if (!tex__tiled_is_open(&f->handle)) {
+        /* Relaxed: f->lock orders it (tex__file_break() sets it under the
+         * lock). A broken file is not opened again: its handle was closed. */
+        if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__BROKEN) {
+            snprintf(err, TEX_ERR_LEN, "broken since an earlier read");
+            r = TEX_ERR_CORRUPT;
+        } else if (!tex__tiled_is_open(&f->handle)) {
             tex__tiled_info info;
             tex__read_from  src;
             r = tex__read_open(ts, f, &src, err);
@@ -214,11 +238,7 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
             tex__read_close(&src);
             /* The file may have been replaced (maketx renames over it):
              * its tiles must still fit what we sized for. */
-            if (r == TEX_OK &&
-                (info.width != f->info.width || info.height != f->info.height ||
-                 info.nchannels != f->info.nchannels || info.type != f->info.type ||
-                 info.tile_width != f->info.tile_width || info.tile_height != f->info.tile_height ||
-                 info.nlevels != f->info.nlevels)) {
+            if (r == TEX_OK && !same_shape(f, &info)) {
                 tex__tiled_close(&f->handle);
                 snprintf(err, TEX_ERR_LEN, "changed on disk since it was opened");
                 r = TEX_ERR_CORRUPT;

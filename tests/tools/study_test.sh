@@ -25,6 +25,9 @@ quick)
         "-t2" "verdict" "full at -t2: " "interning cost (bypass - early-out, the median over rounds"; do
         grep -qF -- "$want" <<<"$out" || fail "no '$want' in the output: $out"
     done
+    # The command as a shell takes it back: the quote in the prefix escaped.
+    grep -qF -- "command: $study --quick --locks default,mutex --out 'q'\''s' s.obj" <<<"$out" ||
+        fail "command line: $(grep '^command:' <<<"$out")"
     # Times in the unit that fits them: a 64x48 render takes milliseconds.
     grep -qE -- "^  -t1 +[0-9]+\.[0-9]{2} ms +1\.00x +100%" <<<"$out" || fail "no -t1 row in ms: $out"
     # The verdict names, per mode, the faster lock and its ratio over the

@@ -141,8 +141,17 @@ case_intern(const char *arg)
     c = study_intern_rounds(b, e, f, 3);
     CHECK_CLOSE(c.secs, 0.3);    /* median of 0.25, 0.5, 0.3 */
     CHECK_CLOSE(c.share, 0.025); /* median of 0.025, 0.025, 0.03 */
+    CHECK(c.has_share);
+    /* An interrupted last round without its full render: the share from
+     * the rounds that have one (0.025 and 0.015), not 0 for all. */
+    double f2[] = {10, 0, 20};
+    c = study_intern_rounds(b, e, f2, 3);
+    CHECK_CLOSE(c.secs, 0.3);
+    CHECK_CLOSE(c.share, 0.02);
+    CHECK(c.has_share);
     c = study_intern_rounds(b, e, NULL, 3);
-    CHECK_CLOSE(c.share, 0); /* no full renders: no share */
+    CHECK(!c.has_share); /* no full renders: no share */
+    CHECK_CLOSE(c.share, 0);
 }
 
 int

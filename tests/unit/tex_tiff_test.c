@@ -642,6 +642,8 @@ case_bad_sizes(const char *arg)
         {TIFFTAG_TILELENGTH, 0, 0, TEX_ERR_CORRUPT, "bad header"},
         {TIFFTAG_SAMPLESPERPIXEL, 0, 7, TEX_ERR_CORRUPT, "bad header"},
         {TIFFTAG_COMPRESSION, 0, 60000, TEX_ERR_UNSUPPORTED, "compression 60000"},
+        /* a million 16x16 tiles claimed by a file of a few KB */
+        {TIFFTAG_IMAGEWIDTH, TIFFTAG_IMAGELENGTH, 16000, TEX_ERR_CORRUPT, "tiles in a file of"},
         {TIFFTAG_TILEOFFSETS, 0, 0xfffffff0u, TEX_ERR_CORRUPT, "tile (0, 0) of level 0"},
         {TIFFTAG_TILEBYTECOUNTS, 0, 0x7ffffff0u, TEX_ERR_CORRUPT, "tile (0, 0) of level 0"}};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
@@ -674,6 +676,89 @@ case_bad_data(const char *arg)
     free(d);
 }
 
+/* An uncompressed tiled TIFF whose tile table lies past the end of the
+ * file: libtiff says so, then reads the tile from offset 0 (the header's
+ * bytes) and calls it a success; the reader must call it damage. */
+static void
+case_bad_table(const char *arg)
+{
+    (void)arg;
+    char path[4200];
+    snprintf(path, sizeof path, "%s", tex_test_path("table.tif"));
+    TIFF *t = TIFFOpen(path, "w");
+    REQUIRE(t);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 32);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 32);
+    TIFFSetField(t, TIFFTAG_TILEWIDTH, 16);
+    TIFFSetField(t, TIFFTAG_TILELENGTH, 16);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+    unsigned char tile[256];
+    memset(tile, 7, sizeof tile);
+    for (uint32_t i = 0; i < 4; i++)
+        REQUIRE(TIFFWriteEncodedTile(t, i, tile, sizeof tile) == sizeof tile);
+    TIFFClose(t);
+    size_t         n;
+    unsigned char *d = tex_test_file_read(path, &n);
+    ifd_patch(d, n, TIFFTAG_TILEOFFSETS, 0xfffffff0u);
+    tex_test_file_write(path, d, n);
+    expect_bad(path, TEX_ERR_CORRUPT, "tile (0, 0) of level 0");
+    free(d);
+}
+
+static void
+count_report(void *ctx, const char *name, const char *reason)
+{
+    (void)name, (void)reason;
+    ++*(int *)ctx;
+}
+
+/* A .tx whose tiles turn out damaged: its lookups give the fill colour,
+ * the failure is reported once, and its handle is closed at once (not
+ * kept open, outside the open-file cap, until the system ends). */
+static void
+case_system_broken(const char *arg)
+{
+    (void)arg;
+    char      path[4200], png[4200], cmd[9000], err[TEX_ERR_LEN];
+    tex_image img = noise_image(64, 48, 3, TEX_TYPE_U8, 13);
+    img.srgb = true;
+    snprintf(png, sizeof png, "%s", tex_test_path("broken.png"));
+    snprintf(path, sizeof path, "%s", tex_test_path("broken.tx"));
+    REQUIRE(tex_png_write(png, &img, err) == TEX_OK);
+    tex_image_free(&img);
+    snprintf(cmd, sizeof cmd, "'%s' --tile 16 -o '%s' '%s' 2>/dev/null", MAKETX, path, png);
+    REQUIRE(run(cmd) == 0); /* MIP-mapped: read tile by tile, not decoded whole */
+    size_t         n;
+    unsigned char *d = tex_test_file_read(path, &n);
+    memset(d + 16, 0x5a, n / 3); /* level 0's first tiles, written first */
+    tex_test_file_write(path, d, n);
+    free(d);
+    tex_system *ts;
+    int         reports = 0;
+    REQUIRE(tex_system_create(&(tex_config){.report = count_report, .report_ctx = &reports}, &ts) ==
+            TEX_OK);
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    ustr       name = ustr_intern_cstr(path);
+    tex_derivs dv = {0};
+    tex_opts   o = {.filter = TEX_FILTER_CLOSEST, .fill = {1, 0, 1, 1}};
+    float      rgba[4];
+    for (int k = 0; k < 10; k++)
+        tex_lookup(ts, tc, name, 0.1f * k, 0.5f, &dv, &o, rgba);
+    CHECK(rgba[0] == 1 && rgba[1] == 0 && rgba[2] == 1); /* the fill */
+    tex_stats st;
+    tex_system_stats(ts, &st);
+    CHECK_EQ_INT(reports, 1);
+    CHECK_EQ_U64(st.file_errors, 1);
+    CHECK_EQ_U64(st.files_closed, 1); /* the broken file's handle, at once */
+    CHECK_EQ_U64(st.files_opened, 1); /* and never again */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 /* A directory whose next-directory offset points at itself: the levels
  * end, the file reads. */
 static void
@@ -703,12 +788,20 @@ case_bad_loop(const char *arg)
 }
 
 static const rt_test_case cases[] = {
-    {"writer", case_writer},         {"writer_invalid", case_writer_invalid},
-    {"maketx", case_maketx},         {"strips", case_strips},
-    {"system", case_system},         {"oiio", case_oiio},
-    {"bad_header", case_bad_header}, {"bad_layouts", case_bad_layouts},
-    {"bad_sizes", case_bad_sizes},   {"bad_data", case_bad_data},
-    {"bad_loop", case_bad_loop},     {NULL, NULL},
+    {"writer", case_writer},
+    {"writer_invalid", case_writer_invalid},
+    {"maketx", case_maketx},
+    {"strips", case_strips},
+    {"system", case_system},
+    {"oiio", case_oiio},
+    {"bad_header", case_bad_header},
+    {"bad_layouts", case_bad_layouts},
+    {"bad_sizes", case_bad_sizes},
+    {"bad_data", case_bad_data},
+    {"bad_loop", case_bad_loop},
+    {"bad_table", case_bad_table},
+    {"system_broken", case_system_broken},
+    {NULL, NULL},
 };
 
 int

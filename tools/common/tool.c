@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,12 +157,24 @@ tool_getopt(int argc, char **argv, const tool_cli *cli)
     case ':':
         fprintf(stderr, "%s: '%s' needs a value\n", tool_prog, argv[optind - 1]);
         break;
-    case '?':
-        if (optopt)
-            fprintf(stderr, "%s: unknown option '-%c'\n", tool_prog, optopt);
+    case '?': {
+        /* A long option ("--raw=1": a value it does not take; "--nope")
+         * is named as written; glibc's optopt then holds the option's
+         * value, or 0, not a letter that was typed. */
+        const char *word = argv[optind - 1];
+        int         len = (int)strcspn(word, "=");
+        bool        known = false;
+        for (int i = 0; strncmp(word, "--", 2) == 0 && all[i].name && !known; i++)
+            known = (int)strlen(all[i].name) == len - 2 &&
+                    strncmp(all[i].name, word + 2, (size_t)len - 2) == 0;
+        if (known)
+            fprintf(stderr, "%s: '%.*s' takes no value\n", tool_prog, len, word);
+        else if (strncmp(word, "--", 2) == 0)
+            fprintf(stderr, "%s: unknown option '%.*s'\n", tool_prog, len, word);
         else
-            fprintf(stderr, "%s: unknown option '%s'\n", tool_prog, argv[optind - 1]);
+            fprintf(stderr, "%s: unknown option '-%c'\n", tool_prog, optopt);
         break;
+    }
     default:
         return c;
     }

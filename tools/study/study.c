@@ -735,8 +735,10 @@ verdict_print(const plan *p, const verdict *v, unsigned marked, FILE *f)
             if (v->intern_ok[l][th]) {
                 study_secs_format(t, sizeof t, c->secs, study_unit_for(fabs(c->secs)));
                 int at = snprintf(cell, sizeof cell, "%s%s", c->secs < 0 ? "!" : "", t);
-                if (v->have_share)
+                if (v->have_share && c->has_share)
                     snprintf(cell + at, sizeof cell - (size_t)at, " %5.1f%%", 100 * c->share);
+                else if (v->have_share) /* no full render in its rounds: interrupted */
+                    snprintf(cell + at, sizeof cell - (size_t)at, " %6s", "-");
                 flags |= c->secs < 0 ? STUDY_NOISE_NEGATIVE : 0;
             }
             fputc(' ', f);
@@ -816,12 +818,27 @@ typedef struct provenance {
 static void
 provenance_make(const plan *p, provenance *v)
 {
+    /* As a shell would take it back: a word with anything but safe
+     * characters in single quotes, a quote in it as '\''. */
     size_t at = 0;
     v->command[0] = '\0';
-    for (int i = 0; i < p->argc && at < sizeof v->command; i++) {
-        bool q = strpbrk(p->argv[i], " \t'\"") != NULL;
-        at += (size_t)snprintf(v->command + at, sizeof v->command - at, "%s%s%s%s", i ? " " : "",
-                               q ? "'" : "", p->argv[i], q ? "'" : "");
+    for (int i = 0; i < p->argc && at + 8 < sizeof v->command; i++) {
+        const char *w = p->argv[i];
+        bool        q = !*w || strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789-_./,:=+@%") != strlen(w);
+        if (i)
+            v->command[at++] = ' ';
+        if (q)
+            v->command[at++] = '\'';
+        for (; *w && at + 6 < sizeof v->command; w++) {
+            if (q && *w == '\'')
+                at += (size_t)snprintf(v->command + at, 5, "'\\''");
+            else
+                v->command[at++] = *w;
+        }
+        if (q)
+            v->command[at++] = '\'';
+        v->command[at] = '\0';
     }
     time_t    now = time(NULL);
     struct tm tm;
@@ -1048,11 +1065,15 @@ verdict_json(const plan *p, const verdict *v, FILE *f)
     fputs("],\n \"interning\": [", f);
     for (int l = 0, k = 0; l < p->nlocks; l++)
         for (int t = 0; t < p->nthreads; t++)
-            if (v->intern_ok[l][t])
-                fprintf(
-                    f, "%s\n  {\"lock\": \"%s\", \"threads\": %u, \"secs\": %.6f, \"share\": %.6f}",
-                    k++ ? "," : "", ustr_lock_name(p->locks[l]), p->threads[t],
-                    v->intern[l][t].secs, v->intern[l][t].share);
+            if (v->intern_ok[l][t]) {
+                const study_intern *c = &v->intern[l][t];
+                fprintf(f, "%s\n  {\"lock\": \"%s\", \"threads\": %u, \"secs\": %.6f, \"share\": ",
+                        k++ ? "," : "", ustr_lock_name(p->locks[l]), p->threads[t], c->secs);
+                if (c->has_share)
+                    fprintf(f, "%.6f}", c->share);
+                else
+                    fputs("null}", f); /* no full render measured */
+            }
     fputs("]}", f);
 }
 
@@ -1111,10 +1132,14 @@ gnuplot_string(FILE *g, const char *s)
     fputc('\'', g);
 }
 
-/* The plot's data: a block per (ranks, mode, lock) of "threads median min
- * max ideal light-speed-%" rows; the range of the measured times. */
+/* The plot's data: a block of "threads median min max ideal
+ * light-speed-%" rows per (ranks, mode, lock) that has any (has[i] says
+ * which, in loop order: gnuplot's `index` counts only the blocks written,
+ * so an interrupted study's empty ones are left out, not written empty);
+ * the range of the measured times (0 and 0: none). */
 static bool
-plot_data(const plan *p, const run *runs, int n, const char *path, double *ylo, double *yhi)
+plot_data(const plan *p, const run *runs, int n, const char *path, double *ylo, double *yhi,
+          bool *has)
 {
     FILE *d = fopen(path, "w");
     if (!d) {
@@ -1122,45 +1147,50 @@ plot_data(const plan *p, const run *runs, int n, const char *path, double *ylo, 
         return false;
     }
     double lo, hi;
+    int    i = 0;
     *ylo = 0, *yhi = 0;
     for (int r = 0; r < p->nranks; r++)
         for (int m = 0; m < p->nmodes; m++)
-            for (int l = 0; l < p->nlocks; l++) {
+            for (int l = 0; l < p->nlocks; l++, i++) {
                 unsigned rk = p->ranks[r];
                 double   t1 = median_of(runs, n, rk, p->modes[m], p->locks[l], 1, &lo, &hi);
-                fprintf(d, "# ranks %u %s %s\n", rk, rt_texture_mode_name(p->modes[m]),
-                        ustr_lock_name(p->locks[l]));
+                has[i] = false;
                 for (int t = 0; t < p->nthreads; t++) {
                     double s =
                         median_of(runs, n, rk, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
                     if (s <= 0)
                         continue;
+                    if (!has[i])
+                        fprintf(d, "# ranks %u %s %s\n", rk, rt_texture_mode_name(p->modes[m]),
+                                ustr_lock_name(p->locks[l]));
+                    has[i] = true;
                     study_row row = study_row_make(p->threads[t], s, t1);
                     fprintf(d, "%u %.9f %.9f %.9f %.9f %.3f\n", p->threads[t], s, lo, hi,
                             row.expected, 100 * row.lightspeed);
                     *ylo = *ylo == 0 || lo < *ylo ? lo : *ylo;
                     *yhi = hi > *yhi ? hi : *yhi;
                 }
-                fputs("\n\n", d);
+                if (has[i])
+                    fputs("\n\n", d);
             }
     return fclose(d) == 0;
 }
 
-/* Tics of a time axis from lo to hi: 1, 2 and 5 times powers of ten (and
- * 3 and 7 too when the range is under a decade), labelled with the unit
- * that suits each ("1 ms", "20 ms", "1 s"). */
+/* Tics of a time axis from lo to hi: 1, 2 and 5 times powers of ten, more
+ * steps as the range narrows (so that a narrow range still has some),
+ * labelled with the unit that suits each ("1 ms", "20 ms", "1.5 s"). */
 static void
 plot_time_tics(FILE *g, double lo, double hi)
 {
-    static const double steps[] = {1, 2, 3, 5, 7};
-    bool                fine = hi < 10 * lo;
+    static const double coarse[] = {1, 2, 5}, medium[] = {1, 2, 3, 5, 7},
+                        fine[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9};
+    const double *steps = hi >= 10 * lo ? coarse : hi >= 2 * lo ? medium : fine;
+    int           nsteps = hi >= 10 * lo ? 3 : hi >= 2 * lo ? 5 : 12;
     fputs("set ytics (", g);
     int k = 0;
     for (double decade = 1e-7; decade < 1e5; decade *= 10)
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < nsteps; i++) {
             double v = decade * steps[i];
-            if (!fine && (steps[i] == 3 || steps[i] == 7))
-                continue;
             if (v < lo / 1.001 || v > hi * 1.001)
                 continue;
             char       label[32];
@@ -1187,8 +1217,14 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
     snprintf(path, sizeof path, "%s.png", p->out);
     snprintf(tmp, sizeof tmp, "%s.png.tmp", p->out);
     snprintf(data, sizeof data, "%s.plot.tmp", p->out);
-    if (!plot_data(p, runs, n, data, &ylo, &yhi))
+    static bool has[MAX_LIST * 3 * MAX_LIST];
+    if (!plot_data(p, runs, n, data, &ylo, &yhi, has))
         return false;
+    if (yhi <= 0) { /* interrupted before the first render: nothing to draw */
+        remove(data);
+        fprintf(stderr, "study: %s: no render measured, no plot\n", path);
+        return true;
+    }
     FILE *g = popen("gnuplot", "w");
     if (!g) {
         remove(data);
@@ -1235,12 +1271,14 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
             fputs("set ylabel '% of light speed (t1 / N / tN)'\nunset logscale y\nunset key\n"
                   "set yrange [0:*]\nset ytics auto\nset title '% of light speed'\nplot ",
                   g);
-        int idx = 0;
+        int idx = 0, i = 0; /* idx: the blocks written (has[]); i: every series */
         for (int r = 0; r < p->nranks; r++) {
             char rl[32];
             ranks_label(p, p->ranks[r], rl);
             for (int m = 0; m < p->nmodes; m++)
-                for (int l = 0; l < p->nlocks; l++, idx++) {
+                for (int l = 0; l < p->nlocks; l++, i++) {
+                    if (!has[i])
+                        continue;
                     const char *colour = palette[(r * p->nlocks + l) % 8];
                     fprintf(g, "%sdata index %d using 1:%s with %s lw 2 lc rgb '%s' dt %d pt %d ",
                             idx ? ", " : "", idx, pass ? "6" : "2:3:4",
@@ -1252,6 +1290,7 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
                                 ", data index %d using 1:5 with lines lw 1 lc rgb '%s' dt 3 "
                                 "notitle",
                                 idx, colour);
+                    idx++;
                 }
         }
         fputs("\n", g);

@@ -109,16 +109,17 @@ study_intern
 study_intern_rounds(const double *bypass, const double *early_out, const double *full, int n)
 {
     double diff[64], share[64];
-    bool   shares = n > 0;
+    int    shares = 0;
     if (n > 64)
         n = 64;
     for (int k = 0; k < n; k++) {
         diff[k] = bypass[k] - early_out[k];
-        shares = shares && full && full[k] > 0;
-        share[k] = shares ? diff[k] / full[k] : 0;
+        if (full && full[k] > 0)
+            share[shares++] = diff[k] / full[k];
     }
     return (study_intern){.secs = tool_median(diff, n),
-                          .share = shares ? tool_median(share, n) : 0};
+                          .share = shares ? tool_median(share, shares) : 0,
+                          .has_share = shares > 0};
 }
 
 int

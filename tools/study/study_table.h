@@ -34,7 +34,8 @@ study_row study_row_make(unsigned threads, double secs, double t1);
  * that as a share of the full render (0 when there is no full time). */
 typedef struct study_intern {
     double secs;
-    double share;
+    double share;     /* 0 when there is none: see has_share */
+    bool   has_share; /* a full render was measured (study_intern_rounds()) */
 } study_intern;
 
 study_intern study_intern_make(double bypass, double early_out, double full);
@@ -82,11 +83,12 @@ void study_row_print(FILE *f, const study_row *r, unsigned marked, study_unit u,
                      double lo, double hi, unsigned noise);
 
 /* What interning costs, from rounds: round k's bypass, early-out and full
- * times (n rounds, n >= 1). secs: the median over the rounds of
- * bypass - early-out; share: the median of (bypass - early-out) / full
- * (0 when a round has no full time). Runs of one round ran close in time,
- * so a slow spell of the machine moves both sides of a difference alike:
- * render-bench computes its share the same way. */
+ * times (n rounds, n >= 1; full NULL, or 0 in a round: not measured).
+ * secs: the median over the rounds of bypass - early-out; share: the
+ * median of (bypass - early-out) / full over the rounds that have a full
+ * time (has_share false, share 0, when none has: an interrupted study). Runs of one round ran close
+ * in time, so a slow spell of the machine moves both sides of a difference alike: render-bench
+ * computes its share the same way. */
 study_intern study_intern_rounds(const double *bypass, const double *early_out, const double *full,
                                  int n);
 
