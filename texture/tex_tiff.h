@@ -29,8 +29,13 @@
  * TEX_ERR_TOO_LARGE), a tile of at most TEX_TIFF_MAX_TILE_PIXELS and
  * TEX_TIFF_MAX_CHUNK_BYTES decoded; libtiff itself is held to
  * TEX_TIFF_MAX_CHUNK_BYTES for any one allocation, never maps the file, and
- * reads the tile and strip tables of a level on demand, so a directory
- * claiming millions of tiles costs only those read.
+ * reads the tile and strip tables of a level on demand. Every tile of
+ * every level must have room for its entries in the file (4 bytes at
+ * least; TEX_ERR_CORRUPT "bad header: N tiles in a file of M bytes" for
+ * level 0, the chain ends before a level that has not), so a small file
+ * cannot make the tile cache size a table for millions of tiles. An error
+ * libtiff reports during a read it then calls successful (it reads a tile
+ * whose table entry lies past the end from offset 0) fails the read.
  *
  * Errors: as tex_image.h says (one line in err, no file name); libtiff's
  * own messages are caught per file and never printed. Threads: a tex_tiff
