@@ -67,3 +67,22 @@ tex__io_message(char err[TEX_ERR_LEN], const char *prefix, const char *msg)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
 }
+
+bool
+tex__pio_all(int fd, bool write, void *buf, size_t n, uint64_t at)
+{
+    for (size_t done = 0; done < n;) {
+        char   *p = (char *)buf + done;
+        off_t   o = (off_t)(at + done);
+        ssize_t k = write ? pwrite(fd, p, n - done, o) : pread(fd, p, n - done, o);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = 0;
+            return false;
+        }
+        done += (size_t)k;
+    }
+    return true;
+}

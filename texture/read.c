@@ -1,4 +1,5 @@
 /* Reading an image whatever its format: the first bytes decide. */
+#include "tex_io_internal.h"
 #include "tex_tiff.h"
 #include "texture_internal.h"
 
@@ -31,11 +32,7 @@ tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
         return TEX__FORMAT_JPEG;
     if (n >= 4 && memcmp(magic, "\x76\x2f\x31\x01", 4) == 0)
         return TEX__FORMAT_EXR;
-    /* Little- or big-endian, classic (42) or BigTIFF (43). */
-    if (n >= 4 && ((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) &&
-                    magic[3] == 0) ||
-                   (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 &&
-                    (magic[3] == 42 || magic[3] == 43))))
+    if (n >= 4 && tex__tiff_magic(magic))
         return TEX__FORMAT_TIFF;
     snprintf(err, TEX_ERR_LEN, n == 0 ? "empty file" : "not a PNG, JPEG, EXR or TIFF file");
     *r = n == 0 ? TEX_ERR_CORRUPT : TEX_ERR_FORMAT;

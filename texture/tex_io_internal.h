@@ -7,6 +7,8 @@
 
 #include "tex_image.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* The start of every tex_*_read(): clears *out (unless out is NULL: a read
@@ -36,5 +38,15 @@ tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_imag
  * unless it starts a capitalised word such as "IDAT" or "JPEG"; line breaks
  * become spaces; the whole is cut to TEX_ERR_LEN - 1 bytes. */
 void tex__io_message(char err[TEX_ERR_LEN], const char *prefix, const char *msg);
+
+/* All n bytes at offset `at` of fd, written from buf (write) or read into
+ * it: pwrite()/pread() again after a short transfer or EINTR. False when
+ * one fails (errno says why) or transfers nothing (errno 0: the end of the
+ * file, or no room). The spill file and the TIFF writer's levels. */
+bool tex__pio_all(int fd, bool write, void *buf, size_t n, uint64_t at);
+
+/* Whether the first 4 bytes of a file are a TIFF's: little- or big-endian,
+ * classic (42) or BigTIFF (43). */
+bool tex__tiff_magic(const unsigned char m[4]);
 
 #endif

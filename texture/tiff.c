@@ -77,6 +77,13 @@ say(char err[TEX_ERR_LEN], tiff_msg *m, const char *prefix, const char *otherwis
 
 /* ---- reading ---- */
 
+bool
+tex__tiff_magic(const unsigned char m[4])
+{
+    return (m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0) ||
+           (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43));
+}
+
 /* What one directory holds, as far as we read it. */
 typedef struct dir_shape {
     uint32_t width, height, tile_width, tile_height; /* tiles 0 in strips */
@@ -283,10 +290,7 @@ tex_tiff_open(const char *path, tex_tiff **out, tex_tiff_info *info, char err[TE
     }
     f->file_bytes = (uint64_t)st.st_size;
     unsigned char magic[4] = {0};
-    if (pread(fd, magic, 4, 0) != 4 ||
-        !((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) && !magic[3]) ||
-          (magic[0] == 'M' && magic[1] == 'M' && !magic[2] &&
-           (magic[3] == 42 || magic[3] == 43)))) {
+    if (pread(fd, magic, 4, 0) != 4 || !tex__tiff_magic(magic)) {
         close(fd);
         free(f);
         snprintf(err, TEX_ERR_LEN, "not a TIFF file");
@@ -716,23 +720,6 @@ tex_tiff_tiled_begin(const char *path, const tex_image *shape, uint32_t nlevels,
     return TEX_OK;
 }
 
-/* All n bytes at `at`, written from buf or read into it; false with errno. */
-static bool
-lower_io(int fd, bool write, void *buf, size_t n, uint64_t at)
-{
-    for (size_t done = 0; done < n;) {
-        char   *p = (char *)buf + done;
-        off_t   o = (off_t)(at + done);
-        ssize_t k = write ? pwrite(fd, p, n - done, o) : pread(fd, p, n - done, o);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        done += (size_t)k;
-    }
-    return true;
-}
-
 tex_result
 tex_tiff_tiled_put(tex_tiff_writer *w, uint32_t level, uint32_t y0, const tex_image *band,
                    char err[TEX_ERR_LEN])
@@ -753,8 +740,8 @@ tex_tiff_tiled_put(tex_tiff_writer *w, uint32_t level, uint32_t y0, const tex_im
     tex_result r = TEX_OK;
     if (level == 0) {
         r = tiles_write(w, 0, y0, band->pixels, h, err);
-    } else if (!lower_io(w->lower_fd, true, (void *)band->pixels, row * h,
-                         w->levels[level].lower_at + (uint64_t)y0 * row)) {
+    } else if (!tex__pio_all(w->lower_fd, true, (void *)band->pixels, row * h,
+                             w->levels[level].lower_at + (uint64_t)y0 * row)) {
         snprintf(err, TEX_ERR_LEN, "cannot write: %s", strerror(errno ? errno : ENOSPC));
         r = TEX_ERR_WRITE;
     }
@@ -796,8 +783,8 @@ lower_levels_write(tex_tiff_writer *w, char err[TEX_ERR_LEN])
         }
         for (uint32_t y0 = 0; r == TEX_OK && y0 < w->levels[l].height; y0 += w->tile) {
             uint32_t h = w->levels[l].height - y0 < w->tile ? w->levels[l].height - y0 : w->tile;
-            if (!lower_io(w->lower_fd, false, rows, row * h,
-                          w->levels[l].lower_at + (uint64_t)y0 * row)) {
+            if (!tex__pio_all(w->lower_fd, false, rows, row * h,
+                              w->levels[l].lower_at + (uint64_t)y0 * row)) {
                 snprintf(err, TEX_ERR_LEN, "cannot read back level %u: %s", l,
                          strerror(errno ? errno : EIO));
                 r = TEX_ERR_WRITE;

@@ -21,6 +21,7 @@
  * visible by B, so the scan, after the call, sees it and keeps the tile.
  * A reclaim then costs a system call, so retired tiles are scanned in
  * batches: once there are more of them than threads (reclaim_locked()). */
+#include "tex_io_internal.h"
 #include "texture_internal.h"
 #include "ustr_fence.h"
 
@@ -92,17 +93,10 @@ tex_result
 tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset,
                  char err[TEX_ERR_LEN])
 {
-    for (size_t done = 0; done < bytes;) {
-        ssize_t n =
-            pwrite(ts->spill_fd, (const char *)data + done, bytes - done, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            snprintf(err, TEX_ERR_LEN, "cannot write the tile spill file: %s",
-                     n < 0 ? strerror(errno) : "no space");
-            return TEX_ERR_WRITE;
-        }
-        done += (size_t)n;
+    if (!tex__pio_all(ts->spill_fd, true, (void *)data, bytes, offset)) {
+        snprintf(err, TEX_ERR_LEN, "cannot write the tile spill file: %s",
+                 errno ? strerror(errno) : "no space");
+        return TEX_ERR_WRITE;
     }
     return TEX_OK;
 }
@@ -209,17 +203,10 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
     const tex__level *lv = &f->levels[level];
     if (f->source == TEX__SOURCE_SPILL) {
         uint64_t at = lv->spill_offset + (uint64_t)index * f->tile_bytes;
-        for (size_t done = 0; done < f->tile_bytes;) {
-            ssize_t n =
-                pread(ts->spill_fd, (char *)out + done, f->tile_bytes - done, (off_t)(at + done));
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
-                         n < 0 ? strerror(errno) : "unexpected end");
-                return false;
-            }
-            done += (size_t)n;
+        if (!tex__pio_all(ts->spill_fd, false, out, f->tile_bytes, at)) {
+            snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
+                     errno ? strerror(errno) : "unexpected end");
+            return false;
         }
     } else {
         pthread_mutex_lock(&f->lock);
