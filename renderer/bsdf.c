@@ -275,8 +275,8 @@ eval_with(const rt_bsdf *m, const lobes *l, v3 wo, v3 wi, float f[3], float *pdf
  * a material (its other lobes weigh 0); this one skips their set-up, the
  * most common material of OBJ scenes. A black base is left to the general
  * path, whose lobe choice differs there. */
-static bool
-is_lambert(const rt_bsdf *b)
+bool
+rt_bsdf_is_lambert(const rt_bsdf *b)
 {
     return b->metallic <= 0 && b->specular <= 0 && rt_luminance(b->base) > 0;
 }
@@ -293,12 +293,12 @@ lambert_eval(const rt_bsdf *b, v3 wi, float f[3], float *pdf)
 bool
 rt_bsdf_eval(const rt_bsdf *b, v3 wo, v3 wi, float f[3], float *pdf)
 {
-    if (wo.z <= 0 || (is_lambert(b) && wi.z <= 0)) {
+    if (wo.z <= 0 || (rt_bsdf_is_lambert(b) && wi.z <= 0)) {
         f[0] = f[1] = f[2] = 0;
         *pdf = 0;
         return false;
     }
-    if (is_lambert(b))
+    if (rt_bsdf_is_lambert(b))
         return lambert_eval(b, wi, f, pdf);
     lobes l;
     lobes_setup(b, wo, &l);
@@ -313,7 +313,7 @@ rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 *wi, 
     *pdf = 0;
     if (wo.z <= 0)
         return false;
-    if (is_lambert(b)) {
+    if (rt_bsdf_is_lambert(b)) {
         *wi = rt_cosine_hemisphere(u);
         return wi->z > 0 && lambert_eval(b, *wi, f, pdf);
     }

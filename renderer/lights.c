@@ -255,6 +255,12 @@ rt_lights_empty(const rt_lights *l)
     return l->n == 0;
 }
 
+bool
+rt_lights_sky_only(const rt_lights *l)
+{
+    return l->n == 1 && l->env && l->env_uniform;
+}
+
 /* ---- sampling ---- */
 
 static bool

@@ -1,6 +1,7 @@
 /* The path tracer: unidirectional, with next-event estimation toward one
  * light per bounce and multiple importance sampling (power heuristic)
- * between that and the BSDF's own direction, Russian roulette after three
+ * between that and the BSDF's own direction (one ray for both where the
+ * two draw from one density: see one_ray_at), Russian roulette after three
  * bounces, and ray cones for texture footprints past the first hit. */
 #include "render_internal.h"
 #include "rt_bsdf.h"
@@ -95,6 +96,8 @@ typedef struct path {
     v3    from;          /* the point it left */
     v3    normal;        /* the shading normal there (the lights' density depends on it) */
     float width, spread; /* the ray cone: width at `from`, growth per unit length */
+    bool  one_ray;       /* the ray just drawn is the light sample too (see one_ray_at) */
+    bool  roulette_due;  /* Russian roulette waits for that ray's light */
 } path;
 
 static void
@@ -102,6 +105,35 @@ add(path *p, const float k[3], float scale)
 {
     for (int c = 0; c < 3; c++)
         p->l[c] += p->beta[c] * k[c] * scale;
+}
+
+/* Russian roulette: false when the path ends here. A survivor carries the
+ * throughput of those that ended, so the estimate keeps its mean. */
+static bool
+roulette(rt_sampler *smp, path *p)
+{
+    float q = p->beta[0] > p->beta[1] ? p->beta[0] : p->beta[1];
+    q = q > p->beta[2] ? q : p->beta[2];
+    q = q < 0.95f ? q : 0.95f;
+    if (rt_sampler_1d(smp) >= q)
+        return false;
+    float survive = 1 / q;
+    for (int c = 0; c < 3; c++)
+        p->beta[c] *= survive;
+    return true;
+}
+
+/* Under a uniform sky as the only light, a Lambertian surface's light
+ * sample and its BSDF sample are drawn from one density, the cosine lobe:
+ * two rays for one strategy, which MIS would weigh a half each. One ray
+ * then serves as both. What it finds when it escapes counts fully, and the
+ * roulette waits until its light is in, as it waited for the light sample.
+ * The expectation is the same; a bounce costs one ray and one lookup of
+ * the sky instead of two. */
+static bool
+one_ray_at(const rt__worker *w, bool sky_only, const rt_bsdf *b)
+{
+    return sky_only && w->o->light_sampling == RT_SAMPLING_MIS && rt_bsdf_is_lambert(b);
 }
 
 /* Next-event estimation from a shading point: one light sample, weighed
@@ -147,17 +179,26 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
     v3    org = w->v->origin, dir = v3_norm(ray);
     path  p = {.beta = {1, 1, 1}, .from = org, .spread = 2 * w->v->tan_y / (float)w->o->height};
     float eps = 1e-4f * w->scene_radius;
+    bool  sky_only = rt_lights_sky_only(w->lights);
     for (unsigned depth = 0;; depth++) {
         struct RTCRayHit rh;
-        if (depth == 0 ? !first : !trace(w, org, dir, eps, &rh)) {
+        /* A last ray that is its bounce's light sample: nothing it hits
+         * would be shaded or emit (the sky is the only light), so whether
+         * it escapes is all there is to know. */
+        bool last_light = depth > 0 && p.one_ray && depth >= w->o->max_depth;
+        if (last_light   ? !occluded(w, org, dir, eps, INFINITY)
+            : depth == 0 ? !first
+                         : !trace(w, org, dir, eps, &rh)) {
             float le[3];
             rt__env_radiance(w, dir, p.spread, le);
             add(&p, le,
-                depth == 0
+                depth == 0 || p.one_ray
                     ? 1
                     : bsdf_weight(w, p.bsdf_pdf, rt_lights_pdf_env_at(w->lights, dir, p.normal)));
             break;
         }
+        if (last_light || (p.roulette_due && !roulette(smp, &p)))
+            break;
         if (depth == 0)
             rh = *first;
         uint32_t prim = rh.hit.primID;
@@ -204,10 +245,12 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
         v3      wo = v3_to_local(wo_w, t, bt, n);
         rt_bsdf b = {{sf.base[0], sf.base[1], sf.base[2]}, sf.metallic, sf.roughness, sf.specular};
 
-        if (!rt_lights_empty(w->lights))
+        bool one_ray = one_ray_at(w, sky_only, &b);
+        if (!one_ray && !rt_lights_empty(w->lights))
             sample_light(w, smp, &p, &b, h.p, ng, t, bt, n, wo);
 
-        float u_lobe = rt_sampler_1d(smp), u[2], f[3], pdf;
+        /* A Lambertian BSDF reads no u_lobe (there is one lobe). */
+        float u_lobe = one_ray ? 0 : rt_sampler_1d(smp), u[2], f[3], pdf;
         rt_sampler_2d(smp, u);
         v3 wi;
         if (!rt_bsdf_sample(&b, wo, u_lobe, u, &wi, f, &pdf))
@@ -224,16 +267,10 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
         /* Rougher surfaces spread the cone faster. */
         p.spread += sf.roughness * sf.roughness;
 
-        if (depth >= 3) { /* Russian roulette */
-            float q = p.beta[0] > p.beta[1] ? p.beta[0] : p.beta[1];
-            q = q > p.beta[2] ? q : p.beta[2];
-            q = q < 0.95f ? q : 0.95f;
-            if (rt_sampler_1d(smp) >= q)
-                break;
-            float survive = 1 / q;
-            for (int c = 0; c < 3; c++)
-                p.beta[c] *= survive;
-        }
+        p.one_ray = one_ray;
+        p.roulette_due = depth >= 3 && one_ray;
+        if (depth >= 3 && !one_ray && !roulette(smp, &p))
+            break;
         org = h.p;
         dir = wi_w;
     }

@@ -39,6 +39,11 @@ bool rt_bsdf_eval(const rt_bsdf *b, v3 wo, v3 wi, float f[3], float *pdf);
 bool rt_bsdf_sample(const rt_bsdf *b, v3 wo, float u_lobe, const float u[2], v3 *wi, float f[3],
                     float *pdf);
 
+/* True when b is plain Lambert (no metal, no specular layer, a base that
+ * reflects): f = base / pi, and rt_bsdf_sample() draws the cosine lobe
+ * alone, with pdf cos / pi, and reads no u_lobe. */
+bool rt_bsdf_is_lambert(const rt_bsdf *b);
+
 /* The directional albedo, the integral of f cos over wi, as the tables
  * give it (what the diffuse weighting relies on); for tests. */
 void rt_bsdf_albedo(const rt_bsdf *b, float cos_o, float out[3]);

@@ -54,6 +54,11 @@ void      rt_lights_destroy(rt_lights *l); /* NULL is a no-op */
 
 bool rt_lights_empty(const rt_lights *l); /* nothing to sample */
 
+/* True when the one light is an environment of one radiance everywhere (a
+ * uniform sky): rt_lights_sample_at() then draws the cosine lobe about the
+ * normal, the density with which a Lambertian BSDF draws its own rays. */
+bool rt_lights_sky_only(const rt_lights *l);
+
 typedef enum rt_light_sample_kind {
     RT_SAMPLE_DELTA,    /* point, spot, directional: li holds the radiance */
     RT_SAMPLE_TRIANGLE, /* a point on emissive triangle `prim` at (b1, b2) */

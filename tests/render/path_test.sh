@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The path tracer against what must be true: white furnaces, a point light's
 # analytic irradiance, the three light-sampling strategies agreeing (and MIS
-# the least noisy), error falling with samples, and the image independent of
-# threads and tiles. Scenes are written here (OBJ, Collada, a constant EXR).
+# the least noisy), one ray for two samples under a uniform sky, error
+# falling with samples, and the image independent of threads and tiles.
+# Scenes are written here (OBJ, Collada, a constant EXR).
 set -u
 render=$1 imgstat=$2 texgen=$3 case_=$4
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -164,6 +165,38 @@ mis)
     # shellcheck disable=SC2154
     awk -v m="$rmse_mis" -v l="$rmse_light" -v b="$rmse_bsdf" 'BEGIN { exit !(m < l && m < b) }' ||
         fail "MIS is not the least noisy: rmse mis $rmse_mis, light $rmse_light, bsdf $rmse_bsdf"
+    ;;
+sky)
+    # Under a uniform sky as the only light, a Lambertian bounce traces one
+    # ray for its light sample and its BSDF sample (renderer/path.c,
+    # one_ray_at). With glossy bounces between matte ones (the lamp of the
+    # lit scene made a matte ceiling), at one bounce (the last ray is an
+    # occlusion test) and at six (the roulette waits for that ray), MIS must
+    # agree with light sampling alone and BSDF sampling alone, and trace
+    # fewer rays than either (camera rays and glossy bounces included).
+    lit_scene
+    sed -i 's/^Kd 0 0 0$/Kd 0.8 0.8 0.8/; s/^Ke 4 4 4$/Ke 0 0 0/' "$tmp/lit.mtl"
+    "$texgen" --constant 1 --size 64 "$tmp" >/dev/null || fail texgen
+    for depth in 1 6; do
+        for s in mis light bsdf; do
+            "$render" --quiet -t 2 -r 32 24 --integrator path --spp 256 --light-sampling $s \
+                --max-depth $depth --envmap "$tmp/constant.exr" --camera-pos 0,5,6 \
+                --look-at 0,0,0 --fov 50 --stats-json "$tmp/$s.json" -o "$tmp/$s.exr" \
+                "$tmp/lit.obj" || fail "sky $s: exit $?"
+            eval "mean_$s=$(field mean "$("$imgstat" "$tmp/$s.exr")")"
+            eval "rays_$s=$(grep -o '"rays": [0-9]*' "$tmp/$s.json" | sed 's/.*: //')"
+        done
+        # shellcheck disable=SC2154
+        for s in light bsdf; do
+            eval "m=\$mean_$s"
+            near "$mean_mis" "$m" "$(awk -v m="$m" 'BEGIN { print 0.01 * m }')" ||
+                fail "max depth $depth: mis mean $mean_mis, $s $m"
+        done
+        # shellcheck disable=SC2154
+        awk -v m="$rays_mis" -v l="$rays_light" -v b="$rays_bsdf" \
+            'BEGIN { exit !(m > 0 && m < 0.9 * l && m < 0.9 * b) }' ||
+            fail "max depth $depth: mis traced $rays_mis rays, light $rays_light, bsdf $rays_bsdf"
+    done
     ;;
 convergence)
     # The error against a high-sample reference falls at least as fast as
