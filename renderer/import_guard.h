@@ -7,10 +7,9 @@
  * - JSON nesting is counted before assimp reads a glTF (.gltf, or a .glb's
  *   JSON chunk): over RT_MAX_JSON_DEPTH levels the file is refused, "too
  *   deeply nested: JSON deeper than 1000 levels";
- * - the import itself runs on a thread of its own with a stack of
- *   RT_IMPORT_STACK_MB (address space, committed only as far as it is
- *   used), so that nesting the check cannot see (glTF nodes nest by index,
- *   not in the JSON; other formats) has room: 300,000 nested glTF nodes
+ * - the import itself runs on a stack of its own of RT_IMPORT_STACK_MB
+ *   (address space, committed only as far as it is used), so that nesting the check cannot see
+ * (glTF nodes nest by index, not in the JSON; other formats) has room: 300,000 nested glTF nodes
  *   load. Deeper still, the stack's guard is hit, and the process ends
  *   with one line, "PROG: FILE: too deeply nested: the import overflowed
  *   its 256 MiB stack", exit status 1, instead of a crash. (Not under the
@@ -18,13 +17,13 @@
 /*
  * And memory: a PLY or OFF header of a few bytes can declare billions of
  * elements, and assimp reserves for them before reading one (10-48 GB). So
- * the import thread's allocations are counted against a budget of
+ * the import's allocations are counted against a budget of
  * RT_IMPORT_BUDGET_BASE_MB plus RT_IMPORT_BUDGET_PER_BYTE times the bytes
  * the files it opened hold on disk (allocated blocks: a sparse file claims
  * gigabytes and holds none). An allocation over it fails as if memory had
  * run out; the import then says which limit was hit. The count is kept by
  * malloc, calloc, realloc and free defined in this program, which hand
- * every call on to glibc's own and count only on the import thread (not
+ * every call on to glibc's own and count only on the thread running the import (not
  * under the sanitizers, which bring their own malloc). */
 #ifndef RT_IMPORT_GUARD_H
 #define RT_IMPORT_GUARD_H
@@ -40,7 +39,7 @@
 #define RT_IMPORT_BUDGET_BASE_MB  256
 #define RT_IMPORT_BUDGET_PER_BYTE 16
 
-/* On the import thread: start counting against a budget of the base;
+/* On the thread running the import: start counting against a budget of the base;
  * each file opened adds to it; stop reports whether it was exceeded, and
  * by what (the bytes asked for in all when it was, the budget then). */
 void rt__import_budget_start(void);
@@ -69,10 +68,11 @@ typedef struct rt__gltf_facts {
  * something else). */
 rt_result rt__gltf_precheck(const char *path, rt__gltf_facts *facts, char err[RT_ERR_LEN]);
 
-/* Runs fn(arg) on a thread with the import's large stack and waits for it.
- * An overflow of that stack ends the process as said above, `name` being
- * the file's. One call at a time (the caller holds the import's lock).
- * False, with errno, when the thread cannot be started. */
+/* Runs fn(arg) on the import's large stack: on the calling thread, which
+ * switches to that stack and back (under the sanitizers, on a thread of its
+ * own, waited for). An overflow of that stack ends the process as said
+ * above, `name` being the file's. One call at a time (the caller holds the
+ * import's lock). False, with errno, when the stack cannot be made. */
 bool rt__import_on_big_stack(void (*fn)(void *), void *arg, const char *name);
 
 #endif
