@@ -83,7 +83,8 @@ rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
         hit[l] = p->valid[l] && p->rh.hit.geomID[l] != RTC_INVALID_GEOMETRY_ID;
         if (hit[l]) {
             __builtin_prefetch(&s->indices[3 * p->rh.hit.primID[l]]);
-            __builtin_prefetch(&s->material[p->rh.hit.primID[l]]);
+            if (!s->one_material)
+                __builtin_prefetch(&s->material[p->rh.hit.primID[l]]);
         }
     }
     for (int l = 0; l < RT__PACKET; l++) {
@@ -91,7 +92,7 @@ rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
             continue;
         uint32_t        prim = p->rh.hit.primID[l];
         const uint32_t *ix = &s->indices[3 * prim];
-        bool            uv = w->needs[s->material[prim]] & (RT__NEED_UV0 | RT__NEED_UV1);
+        bool uv = w->needs[rt_scene_material_of(s, prim)] & (RT__NEED_UV0 | RT__NEED_UV1);
         for (int k = 0; k < 3; k++) {
             __builtin_prefetch(&s->normals[3 * ix[k]]);
             if (uv && s->uvs) { /* and the footprint reads the positions */

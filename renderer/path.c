@@ -201,7 +201,7 @@ rt__path_sample(rt__worker *w, rt_sampler *smp, v3 ray, const struct RTCRayHit *
         if (depth == 0)
             rh = *first;
         uint32_t prim = rh.hit.primID;
-        uint8_t  needs = w->needs[w->s->material[prim]];
+        uint8_t  needs = w->needs[rt_scene_material_of(w->s, prim)];
         rt__hit  h;
         rt__hit_fill(w->s, prim, rh.hit.u, rh.hit.v, needs, &h);
         h.p = v3_add(org, v3_mul(dir, rh.ray.tfar));

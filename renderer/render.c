@@ -327,7 +327,7 @@ render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             if (!rt__packet_hit(&pk, l, &rh))
                 continue;
             v3      ray = pk.ray[l], dir = {rh.ray.dir_x, rh.ray.dir_y, rh.ray.dir_z};
-            uint8_t needs = w->needs[w->s->material[rh.hit.primID]];
+            uint8_t needs = w->needs[rt_scene_material_of(w->s, rh.hit.primID)];
             rt__hit h;
             rt__hit_fill(w->s, rh.hit.primID, rh.hit.u, rh.hit.v, needs, &h);
             h.p = v3_add(w->v->origin, v3_mul(dir, rh.ray.tfar));

@@ -126,6 +126,9 @@ typedef struct rt_scene {
     uint32_t    *material; /* 1 per triangle */
     rt_material *materials;
     uint32_t     nmaterials;
+    /* Every triangle has material[0]: a hit need not read material[], a
+     * cache miss per hit on a large mesh (rt_scene_material_of()). */
+    bool one_material;
     /* The file's punctual lights; and last, when they and the emissive
      * materials cannot show the scene (rt_scene_light_estimate() under
      * RT_WEAK_LIGHT of the default light's), one default directional light
@@ -227,5 +230,12 @@ struct rt_paths;
 rt_result rt_scene_load_restricted(const char *path, ustr_table *strings,
                                    const struct rt_paths *allowed, rt_scene **out,
                                    char err[RT_ERR_LEN]);
+
+/* Triangle t's index into materials. */
+static inline uint32_t
+rt_scene_material_of(const rt_scene *s, uint32_t t)
+{
+    return s->one_material ? s->material[0] : s->material[t];
+}
 
 #endif

@@ -238,6 +238,9 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
     rt__walk_node(&w, ai->mRootNode, &id);
     pub->nverts = (uint32_t)w.nverts;
     pub->ntris = (uint32_t)w.ntris;
+    pub->one_material = true;
+    for (uint32_t t = 1; t < pub->ntris && pub->one_material; t++)
+        pub->one_material = pub->material[t] == pub->material[0];
     pub->nmeshes = nmeshes;
     pub->ninstances = ninstances;
 

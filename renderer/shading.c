@@ -73,7 +73,7 @@ rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs
 {
     const uint32_t *ix = &s->indices[3 * prim];
     float           w[3] = {1 - b1 - b2, b1, b2};
-    uint32_t        mat = s->material[prim];
+    uint32_t        mat = rt_scene_material_of(s, prim);
     h->m = &s->materials[mat];
     h->n = h->tangent = (v3){0, 0, 0};
     h->tangent_w = 1;
