@@ -1,20 +1,18 @@
-/* The OpenEXR shim as a module, loaded on first use.
+/* The OpenEXR shim as a module, loaded on first use (module_internal.h
+ * says how, and where it is looked for: $RT_EXR_MODULE if set, else the
+ * build tree's lib/librt_exr.so; nothing is searched for). The TIFF codec
+ * is loaded the same way (tiff_module.h).
  *
  * OpenEXR, Imath and their threads cost every process about 2.5 ms to map
  * and relocate at start-up, a tenth of a small render's whole run, and a
  * render that reads no EXR texture and writes a PNG never calls them. So
- * by default (CMake's RT_LAZY_EXR) exr.cpp is built as a module of its own,
- * librt_exr.so, which exports one symbol: a table of the tex_exr.h
+ * by default (CMake's RT_LAZY_MODULES) exr.cpp is built as a module of its
+ * own, librt_exr.so, which exports one symbol: a table of the tex_exr.h
  * functions. exr_lazy.c defines those functions for everyone else: the
  * first call loads the module (dlopen), every call goes through the table.
- * With RT_LAZY_EXR off (the fuzz preset: libFuzzer counts coverage only in
- * code present at start-up) exr.cpp is linked in directly and neither this
- * table nor exr_lazy.c is built.
- *
- * Where the module is: $RT_EXR_MODULE if set (a path), else the path it was
- * built at (the build tree's lib/librt_exr.so). Nothing is searched for:
- * a search path near the program (/tmp/lib/... for a program in /tmp/x/)
- * would let whoever can write there run code in every render. */
+ * With RT_LAZY_MODULES off (the fuzz preset: libFuzzer counts coverage only
+ * in code present at start-up) exr.cpp is linked in directly and neither
+ * this table nor exr_lazy.c is built. */
 #ifndef TEX_EXR_MODULE_H
 #define TEX_EXR_MODULE_H
 

@@ -86,3 +86,12 @@ tex__pio_all(int fd, bool write, void *buf, size_t n, uint64_t at)
     }
     return true;
 }
+
+/* Here rather than in tiff.c: the sniffer (read.c) must know a TIFF
+ * without loading the TIFF module (tiff_module.h). */
+bool
+tex__tiff_magic(const unsigned char m[4])
+{
+    return (m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0) ||
+           (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43));
+}

@@ -40,6 +40,15 @@
  * Errors: as tex_image.h says (one line in err, no file name); libtiff's
  * own messages are caught per file and never printed. Threads: a tex_tiff
  * is used by one thread at a time; different handles may be used at once.
+ *
+ * libtiff is loaded on first use (tiff_module.h; CMake's RT_LAZY_MODULES,
+ * on by default): a process that never reads or writes a TIFF never maps
+ * it. The first call that takes a path (open, read_rows, tiled_begin)
+ * loads it, from $RT_TIFF_MODULE or the build tree's lib/librt_tiff.so;
+ * if that fails, those calls return TEX_ERR_UNSUPPORTED, "TIFF support did
+ * not load: <reason>", and write nothing. tex_tiff_close(NULL) loads
+ * nothing. Telling a TIFF by its first bytes (tex_image_read()) needs no
+ * module; reading it does.
  */
 #ifndef TEX_TIFF_H
 #define TEX_TIFF_H

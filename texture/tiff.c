@@ -77,13 +77,6 @@ say(char err[TEX_ERR_LEN], tiff_msg *m, const char *prefix, const char *otherwis
 
 /* ---- reading ---- */
 
-bool
-tex__tiff_magic(const unsigned char m[4])
-{
-    return (m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0) ||
-           (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43));
-}
-
 /* What one directory holds, as far as we read it. */
 typedef struct dir_shape {
     uint32_t width, height, tile_width, tile_height; /* tiles 0 in strips */
@@ -830,3 +823,21 @@ tex_tiff_tiled_end(tex_tiff_writer *w, bool ok, char err[TEX_ERR_LEN])
     writer_free(w);
     return r;
 }
+
+#ifdef TEX_TIFF_MODULE
+#include "tiff_module.h"
+
+/* The module's one exported symbol (tiff_module.h); the functions above are
+ * hidden in it, so they never clash with tiff_lazy.c's of the same names. */
+__attribute__((visibility("default"))) const tex_tiff_module tex_tiff_module_table = {
+    .size = sizeof(tex_tiff_module),
+    .open = tex_tiff_open,
+    .close = tex_tiff_close,
+    .level_size = tex_tiff_level_size,
+    .read_tile = tex_tiff_read_tile,
+    .read_rows = tex_tiff_read_rows,
+    .tiled_begin = tex_tiff_tiled_begin,
+    .tiled_put = tex_tiff_tiled_put,
+    .tiled_end = tex_tiff_tiled_end,
+};
+#endif

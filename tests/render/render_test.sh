@@ -997,6 +997,52 @@ exr_module)
     [ -n "$libz" ] || fail "render does not link zlib: pick another library"
     missing "$libz" "not this build's OpenEXR module"
     ;;
+tiff_module)
+    # libtiff is loaded on first use too (texture/tiff_module.h): a PNG
+    # render of PNG textures maps neither it nor OpenEXR, a .tx texture
+    # maps it. A TIFF module that cannot load is that texture's error, said
+    # once as an unreadable texture's is, and the render finishes; maketx
+    # cannot write a .tx without it and says so in one line, leaving nothing.
+    maketx=$testdata
+    maps() { LD_DEBUG=files "${@:2}" 2>&1 >/dev/null | grep -c "file=$1"; }
+    n=$(maps 'libOpenEXR\|file=libtiff' "$render" --quiet -r 32 24 -o "$tmp/a.png" "$scene")
+    [ "$n" = 0 ] || fail "a PNG render of PNG textures mapped OpenEXR or libtiff ($n times)"
+    [ -s "$tmp/a.png" ] || fail "the PNG render wrote nothing"
+    "$texgen" --count 1 --size 64 --seed 5 "$tmp/tx" >/dev/null || fail texgen
+    "$maketx" "$tmp/tx/tex00.png" 2>/dev/null || fail "maketx: exit $?"
+    sed "s|tex/tex00.png|tx/tex00.tx|" "$tmp/scene.mtl" >"$tmp/scene_tx.mtl"
+    sed "s|mtllib scene.mtl|mtllib scene_tx.mtl|" "$scene" >"$tmp/scene_tx.obj"
+    n=$(maps libtiff "$render" --quiet -r 32 24 -o "$tmp/tx.png" "$tmp/scene_tx.obj")
+    [ "$n" -ge 1 ] || fail "a render of a .tx texture did not map libtiff"
+    for open in upfront lazy; do
+        rm -f "$tmp/b.png"
+        err=$(RT_TIFF_MODULE=/nonexistent "$render" -t 2 -r 32 24 --open-textures $open \
+            --stats-json "$tmp/b.json" -o "$tmp/b.png" "$tmp/scene_tx.obj" 2>&1 >/dev/null) ||
+            fail "$open: no TIFF module: exit $?"
+        said=$(grep 'tex00\.tx' <<<"$err")
+        [ "$(wc -l <<<"$said")" = 1 ] || fail "$open: the .tx error said $(wc -l <<<"$said") times: $err"
+        [[ $said == *"tx/tex00.tx: TIFF support did not load: /nonexistent: cannot open shared object file"* ]] ||
+            fail "$open: '$said'"
+        [ "$(json file_errors "$tmp/b.json")" = 2 ] || fail "$open: file errors other than nosuch.png and tex00.tx"
+        [ -s "$tmp/b.png" ] || fail "$open: no image written"
+    done
+    maketx_fails() { # module expected-message
+        out=$(RT_TIFF_MODULE=$1 "$maketx" -o "$tmp/m.tx" "$tmp/tx/tex00.png" 2>&1)
+        rc=$?
+        [ "$rc" = 1 ] || fail "maketx, module $1: exit $rc, expected 1 ($out)"
+        [ "$(wc -l <<<"$out")" = 1 ] || fail "maketx, module $1: not one line: $out"
+        [[ $out == "maketx: $tmp/m.tx: TIFF support did not load: "*"$2"* ]] ||
+            fail "maketx, module $1: '$out'"
+        left=$(find "$tmp" -maxdepth 1 -name 'm.*')
+        [ -z "$left" ] || fail "maketx, module $1: left $left"
+    }
+    maketx_fails /nonexistent "cannot open shared object file"
+    libz=$(ldd "$render" | awk '$1 ~ /^libz\.so/ { print $3 }')
+    [ -n "$libz" ] || fail "render does not link zlib: pick another library"
+    maketx_fails "$libz" "not this build's TIFF module"
+    RT_TIFF_MODULE=/nonexistent "$maketx" -o "$tmp/m.exr" "$tmp/tx/tex00.png" 2>/dev/null ||
+        fail "maketx to EXR needed the TIFF module"
+    ;;
 reference)
     # Reference images (tests/render/ref, 96x72, 2 spp) of the generated
     # scenes; $5 is the folder they were generated into. A little slack for

@@ -787,6 +787,85 @@ case_bad_loop(const char *arg)
     free(d);
 }
 
+/* ---- the module (texture/tiff_module.h) ---- */
+
+/* Whether a file whose name holds `name` is mapped into this process. */
+static bool
+mapped(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    REQUIRE(f);
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, name) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* Which tex_tiff.h this test calls. Built with RT_LAZY_MODULES (the
+ * default), tiff_lazy.c's: the first call that needs the module loads
+ * lib/librt_tiff.so, and every other case runs through it; otherwise
+ * tiff.c's, linked in. Closing NULL needs no module and loads none. */
+static void
+case_module(const char *arg)
+{
+    (void)arg;
+    tex_tiff_close(NULL);
+    CHECK(!mapped("librt_tiff.so"));
+    size_t n;
+    free(good_tx(&n));
+    char          err[TEX_ERR_LEN];
+    tex_tiff     *f;
+    tex_tiff_info info;
+    REQUIRE(tex_tiff_open(tex_test_path("good.tx"), &f, &info, err) == TEX_OK);
+#ifdef RT_LAZY_MODULES
+    CHECK(mapped("librt_tiff.so"));
+#else
+    CHECK(!mapped("librt_tiff.so"));
+#endif
+    tex_tiff_close(f);
+}
+
+/* A module that cannot load: every call that may load it fails as an
+ * unsupported file does, saying why in one line; nothing is written;
+ * closing NULL is still a no-op. */
+static void
+case_module_missing(const char *arg)
+{
+    (void)arg;
+#ifndef RT_LAZY_MODULES
+    exit(TEX_TEST_SKIP); /* tiff.c is linked in: there is no module */
+#endif
+    REQUIRE(setenv("RT_TIFF_MODULE", "/nonexistent/librt_tiff.so", 1) == 0);
+    const char   *said = "TIFF support did not load: /nonexistent/librt_tiff.so: cannot open";
+    char          err[TEX_ERR_LEN];
+    tex_tiff     *f = (tex_tiff *)&err; /* not NULL: open must clear it */
+    tex_tiff_info info;
+    CHECK_EQ_INT(tex_tiff_open(tex_test_path("any.tx"), &f, &info, err), TEX_ERR_UNSUPPORTED);
+    CHECK_EQ_PTR(f, NULL);
+    CHECK_CONTAINS(err, said);
+    CHECK(!strchr(err, '\n'));
+    err[0] = '\0';
+    CHECK_EQ_INT(tex_tiff_read_rows(tex_test_path("any.tx"), NULL, NULL, err), TEX_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err, said);
+    tex_image        img = noise_image(32, 32, 3, TEX_TYPE_U8, 1);
+    tex_tiff_writer *w = (tex_tiff_writer *)&img;
+    const char      *path = tex_test_path("never.tx");
+    err[0] = '\0';
+    CHECK_EQ_INT(tex_tiff_tiled_begin(path, &img, 1, 16, NULL, &w, err), TEX_ERR_UNSUPPORTED);
+    CHECK_EQ_PTR(w, NULL);
+    CHECK_CONTAINS(err, said);
+    DIR *d = opendir(tex_test_dir());
+    REQUIRE(d);
+    for (struct dirent *e; (e = readdir(d));)
+        CHECK(!strstr(e->d_name, "never.tx"));
+    closedir(d);
+    tex_tiff_close(NULL);
+    CHECK(!mapped("librt_tiff.so"));
+    tex_image_free(&img);
+}
+
 static const rt_test_case cases[] = {
     {"writer", case_writer},
     {"writer_invalid", case_writer_invalid},
@@ -801,6 +880,8 @@ static const rt_test_case cases[] = {
     {"bad_loop", case_bad_loop},
     {"bad_table", case_bad_table},
     {"system_broken", case_system_broken},
+    {"module", case_module},
+    {"module_missing", case_module_missing},
     {NULL, NULL},
 };
 
