@@ -309,14 +309,15 @@ render_block(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
         key[l] = random ? mix64(o->seed ^ mix64(((uint64_t)b.y[l] << 32) | b.x[l])) : 0;
     for (unsigned s = 0; s < o->spp; s++) {
         rt__packet pk;
-        rt__packet_clear(&pk);
+        float      px[RT__PACKET] = {0}, py[RT__PACKET] = {0};
         for (int l = 0; l < RT__PACKET; l++) {
             if (!b.traced[l])
                 continue;
             rng[l] = key[l] + (uint64_t)s * draws * 0x9E3779B97F4A7C15ULL;
             float sx = o->spp > 1 ? rnd(&rng[l]) : 0.5f, sy = o->spp > 1 ? rnd(&rng[l]) : 0.5f;
-            rt__packet_set(&pk, l, w->v, (float)b.x[l] + sx, (float)b.y[l] + sy);
+            px[l] = (float)b.x[l] + sx, py[l] = (float)b.y[l] + sy;
         }
+        rt__packet_fill(&pk, w->v, px, py, b.traced);
         rt__packet_trace(w, &pk);
         rt__packet_prefetch(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {
@@ -357,7 +358,7 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
     for (unsigned s = 0; s < o->spp; s++) {
         rt__packet pk;
         rt_sampler smp[RT__PACKET];
-        rt__packet_clear(&pk);
+        float      px[RT__PACKET] = {0}, py[RT__PACKET] = {0};
         for (int l = 0; l < RT__PACKET; l++) {
             if (!b.traced[l])
                 continue;
@@ -366,8 +367,9 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             rt_sampler_2d(&smp[l], u);
             if (o->spp == 1)
                 u[0] = u[1] = 0.5f;
-            rt__packet_set(&pk, l, w->v, (float)b.x[l] + u[0], (float)b.y[l] + u[1]);
+            px[l] = (float)b.x[l] + u[0], py[l] = (float)b.y[l] + u[1];
         }
+        rt__packet_fill(&pk, w->v, px, py, b.traced);
         rt__packet_trace(w, &pk);
         rt__packet_prefetch(w, &pk);
         for (int l = 0; l < RT__PACKET; l++) {

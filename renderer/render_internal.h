@@ -108,9 +108,10 @@ typedef struct rt__packet {
 } rt__packet;
 _Static_assert(RT__PACKET == 8, "rt__packet_trace() calls rtcIntersect8");
 
-void rt__packet_clear(rt__packet *p); /* every lane empty */
-/* Lane `lane` becomes the camera ray through image point (x, y). */
-void rt__packet_set(rt__packet *p, int lane, const rt__view *v, float x, float y);
+/* Lane l becomes the camera ray through image point (x[l], y[l]), traced
+ * where traced[l] (the others are left empty). */
+void rt__packet_fill(rt__packet *p, const rt__view *v, const float x[RT__PACKET],
+                     const float y[RT__PACKET], const bool traced[RT__PACKET]);
 /* Traces the packet's rays; counts nothing (the caller counts rays). */
 void rt__packet_trace(rt__worker *w, rt__packet *p);
 /* Asks the memory system for what shading the packet's hits reads first
