@@ -195,9 +195,12 @@ case_obj(const char *arg)
     CHECK_NEAR(s->lights[0].color[1], 3.0);
     CHECK_EQ_INT(s->nembedded, 0);
 
-    /* The triangles' material is "stone" (assimp may add a default one). */
+    /* The triangles' material is "stone" (assimp may add a default one),
+     * the same for both: a hit need not read material[]. */
     REQUIRE(s->material[0] < s->nmaterials);
     CHECK_EQ_INT(s->material[0], s->material[1]);
+    CHECK(s->one_material);
+    CHECK_EQ_INT(rt_scene_material_of(s, 1), s->material[0]);
     const rt_material *m = &s->materials[s->material[0]];
     CHECK_EQ_STR(m->name, "stone");
     CHECK_NEAR(m->base_color[0], 0.5);
@@ -233,6 +236,23 @@ case_obj(const char *arg)
         CHECK_EQ_PTR(ts->name, ustr_table_intern_cstr(strings, ts->filename));
         CHECK_EQ_U64(ts->filename_len, strlen(ts->filename));
     }
+    rt_scene_free(s);
+
+    /* Two materials on two triangles: each hit reads its own. */
+    file_write_str(tmp_path("two.mtl"), "newmtl a\nKd 1 0 0\nnewmtl b\nKd 0 1 0\n");
+    file_write_str(tmp_path("two.obj"), "mtllib two.mtl\n"
+                                        "v 0 0 2\nv 1 0 2\nv 1 1 2\nv 0 1 2\n"
+                                        "usemtl a\nf 1 2 3\n"
+                                        "usemtl b\nf 1 3 4\n");
+    r = rt_scene_load(tmp_path("two.obj"), strings, &s, err);
+    REQUIRE(r == RT_OK && s);
+    REQUIRE(s->ntris == 2);
+    CHECK(!s->one_material);
+    for (uint32_t t = 0; t < 2; t++)
+        CHECK_EQ_INT(rt_scene_material_of(s, t), s->material[t]);
+    CHECK_NEAR(s->materials[rt_scene_material_of(s, 0)].base_color[0] +
+                   s->materials[rt_scene_material_of(s, 1)].base_color[0],
+               1.0); /* one red, one green */
     rt_scene_free(s);
 
     /* An emissive material lights the scene: no default light then. */
