@@ -3,7 +3,7 @@
  * scene_materials.c (materials, texture slots, embedded textures),
  * scene_camera_lights.c (the camera and the lights) and scene_io.c (the
  * files assimp opens). Not a public header, nor the fuzz target's: that is
- * scene_internal.h. Everything here runs on the import's thread, one
+ * scene_internal.h. Everything here runs on the import's own stack, one
  * import at a time (rt_scene_load()). */
 #ifndef RT_SCENE_BUILD_H
 #define RT_SCENE_BUILD_H
@@ -233,7 +233,7 @@ typedef struct io_guard {
 struct aiFile *rt__io_open(struct aiFileIO *io, const char *name, const char *mode);
 void           rt__io_close(struct aiFileIO *io, struct aiFile *f);
 
-/* Before an OBJ import, on the import's thread: leaves the heap ready for
+/* Before an OBJ import, within it: leaves the heap ready for
  * the OBJ importer's 16 MiB line buffer, in huge pages (scene_io.c says
  * how). True when it did: `path` ends in .obj (any case), on Linux with
  * glibc. rt__obj_heap_release(), called with what that returned once
