@@ -124,6 +124,14 @@ void rt__packet_prefetch(const rt__worker *w, const rt__packet *p);
  * single ray's. */
 bool rt__packet_hit(const rt__packet *p, int lane, struct RTCRayHit *out);
 
+/* Whether lane `lane` hit the scene, for a caller that reads the hit in
+ * place (p->rh's arrays at `lane`) rather than copied out whole. */
+static inline bool
+rt__packet_lane_hit(const rt__packet *p, int lane)
+{
+    return p->valid[lane] && p->rh.hit.geomID[lane] != RTC_INVALID_GEOMETRY_ID;
+}
+
 /* Whether any material cuts out by alpha (glTF MASK, OBJ map_d): then the
  * BVH enables context filters and traces pass rt__alpha_filter(). */
 bool rt__scene_has_cutouts(const rt_scene *s);
