@@ -218,11 +218,19 @@ halve_u8_row(const tex_image *src, const float *unorm, const uint8_t *top, const
              uint8_t *out)
 {
     uint32_t nc = src->nchannels, w = src->width / 2;
+    /* Each channel's table and encoding, chosen once per row, not per
+     * texel (half a MIP build's instructions were these choices). */
+    bool         srgb_of[4];
+    const float *lut_of[4];
+    for (uint32_t c = 0; c < nc; c++) {
+        srgb_of[c] = src->srgb && !is_alpha(nc, c);
+        lut_of[c] = srgb_of[c] ? srgb_down : unorm;
+    }
     for (uint32_t x = 0; x < w; x++) {
         const uint8_t *p = top + 2 * (size_t)x * nc, *q = bottom + 2 * (size_t)x * nc;
         for (uint32_t c = 0; c < nc; c++, p++, q++) {
-            bool         srgb = src->srgb && !is_alpha(nc, c);
-            const float *lut = srgb ? srgb_down : unorm;
+            bool         srgb = srgb_of[c];
+            const float *lut = lut_of[c];
             float        upper = 0.5f * (lut[p[0]] + lut[p[nc]]);
             float        lower = 0.5f * (lut[q[0]] + lut[q[nc]]);
             float        v = 0.5f * (upper + lower);
