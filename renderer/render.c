@@ -4,6 +4,9 @@
  * in the mode the options ask for. */
 #include "render_internal.h"
 
+#if defined(__SSE__)
+#include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr */
+#endif
 #include <embree3/rtcore.h>
 #include <math.h>
 #include <pthread.h>
@@ -419,10 +422,19 @@ worker_leave(rt__worker *w)
     pthread_mutex_unlock(&w->crew->lock);
 }
 
+void
+rt_thread_fp_setup(void)
+{
+#if defined(__SSE__)
+    _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ (bit 15) and DAZ (bit 6) */
+#endif
+}
+
 static void *
 worker_main(void *arg)
 {
     rt__worker *w = arg;
+    rt_thread_fp_setup();
     w->start = w->end = rt_now();
     double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
     /* Counted on this thread's own stack, copied out at the end: the

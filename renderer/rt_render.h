@@ -142,6 +142,15 @@ void rt_image_options_format(const rt_options *o, char *buf, size_t size);
 char *rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles);
 bool  rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles);
 
+/* Sets the calling thread's floating point as rt_render()'s workers run:
+ * denormals flushed to zero and read as zero (SSE's FTZ and DAZ), Embree's
+ * advice for every thread that traces. A denormal operand costs a
+ * microcode assist of about a hundred cycles, and Embree's traversal and a
+ * path's dimming throughput can meet them. A benchmark's own tracing
+ * threads call it too, to trace under the same settings. Per thread (the
+ * MXCSR register is); nothing where the CPU has no SSE. */
+void rt_thread_fp_setup(void);
+
 /* The camera rays and the BVH that rt_render() uses, for benchmarks that
  * trace the same rays through raw Embree. */
 typedef struct rt_camera_rays rt_camera_rays;

@@ -102,6 +102,7 @@ raw_main(void *arg)
     /* Counted on this thread's stack: the raw structs sit side by side,
      * and a per-ray write there would share a cache line between threads. */
     uint64_t hits = 0;
+    rt_thread_fp_setup(); /* as the renderer's workers trace */
     r->start = tool_now();
     for (;;) {
         /* Relaxed: hands each tile to one thread; the join orders the rest. */
