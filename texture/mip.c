@@ -219,7 +219,8 @@ halve_u8_row(const tex_image *src, const float *unorm, const uint8_t *top, const
 {
     uint32_t nc = src->nchannels, w = src->width / 2;
     /* Each channel's table and encoding, chosen once per row, not per
-     * texel (half a MIP build's instructions were these choices). */
+     * texel (a quarter of a MIP build's instructions were these choices,
+     * callgrind). */
     bool         srgb_of[4];
     const float *lut_of[4];
     for (uint32_t c = 0; c < nc; c++) {
