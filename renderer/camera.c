@@ -85,20 +85,24 @@ rt__packet_trace(rt__worker *w, rt__packet *p)
 }
 
 void
-rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
+rt__packet_prefetch_prims(const rt__worker *w, const rt__packet *p)
 {
     const rt_scene *s = w->s;
-    bool            hit[RT__PACKET];
     for (int l = 0; l < RT__PACKET; l++) {
-        hit[l] = p->valid[l] && p->rh.hit.geomID[l] != RTC_INVALID_GEOMETRY_ID;
-        if (hit[l]) {
-            __builtin_prefetch(&s->indices[3 * p->rh.hit.primID[l]]);
-            if (!s->one_material)
-                __builtin_prefetch(&s->material[p->rh.hit.primID[l]]);
-        }
+        if (!rt__packet_lane_hit(p, l))
+            continue;
+        __builtin_prefetch(&s->indices[3 * p->rh.hit.primID[l]]);
+        if (!s->one_material)
+            __builtin_prefetch(&s->material[p->rh.hit.primID[l]]);
     }
+}
+
+void
+rt__packet_prefetch_vertices(const rt__worker *w, const rt__packet *p)
+{
+    const rt_scene *s = w->s;
     for (int l = 0; l < RT__PACKET; l++) {
-        if (!hit[l])
+        if (!rt__packet_lane_hit(p, l))
             continue;
         uint32_t        prim = p->rh.hit.primID[l];
         const uint32_t *ix = &s->indices[3 * prim];
@@ -111,6 +115,13 @@ rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
             }
         }
     }
+}
+
+void
+rt__packet_prefetch(const rt__worker *w, const rt__packet *p)
+{
+    rt__packet_prefetch_prims(w, p);
+    rt__packet_prefetch_vertices(w, p);
 }
 
 bool

@@ -114,11 +114,17 @@ void rt__packet_fill(rt__packet *p, const rt__view *v, const float x[RT__PACKET]
                      const float y[RT__PACKET], const bool traced[RT__PACKET]);
 /* Traces the packet's rays; counts nothing (the caller counts rays). */
 void rt__packet_trace(rt__worker *w, rt__packet *p);
-/* Asks the memory system for what shading the packet's hits reads first
- * (their triangles' indices and materials, then their vertex normals, and
- * UVs and positions where the material reads textures), so
- * that eight lanes' cache misses overlap instead of coming one after
- * another: on a large mesh each hit misses the cache several times. */
+/* Ask the memory system for what shading the packet's hits reads, so that
+ * eight lanes' cache misses overlap instead of coming one after another
+ * (on a large mesh each hit misses the cache several times). In two steps,
+ * because the second reads what the first fetches: _prims asks for the
+ * hit triangles' indices and materials; _vertices reads those indices and
+ * asks for their vertex normals, and UVs and positions where the material
+ * reads textures. A caller that can do other work between the two (trace
+ * the next packet) finds both in cache; rt__packet_prefetch() does both at
+ * once. */
+void rt__packet_prefetch_prims(const rt__worker *w, const rt__packet *p);
+void rt__packet_prefetch_vertices(const rt__worker *w, const rt__packet *p);
 void rt__packet_prefetch(const rt__worker *w, const rt__packet *p);
 /* Whether lane `lane` hit the scene; if so, *out is its ray and hit as a
  * single ray's. */
@@ -136,8 +142,11 @@ rt__packet_lane_hit(const rt__packet *p, int lane)
  * BVH enables context filters and traces pass rt__alpha_filter(). */
 bool rt__scene_has_cutouts(const rt_scene *s);
 
-/* What shading a hit reads beyond its normal (rt__material_needs()). */
-enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4 };
+/* What shading a hit reads beyond its normal (rt__material_needs()).
+ * RT__NEED_LOOKUP: some slot that shading reads names a file, so shading
+ * looks it up (or interns it) in every texture mode; without it a hit's
+ * surface is the material's constants. */
+enum { RT__NEED_UV0 = 1, RT__NEED_UV1 = 2, RT__NEED_TANGENT = 4, RT__NEED_LOOKUP = 8 };
 
 uint8_t rt__material_needs(const rt_options *o, const rt_material *m);
 /* `needs`: the hit's material's rt__material_needs(). */

@@ -56,6 +56,9 @@ uint8_t
 rt__material_needs(const rt_options *o, const rt_material *m)
 {
     uint8_t n = o->integrator == RT_INTEGRATOR_UV ? RT__NEED_UV0 : 0;
+    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++)
+        if (m->slots[k].filename)
+            n |= RT__NEED_LOOKUP;
     if (o->texture_mode != RT_TEXTURE_FULL)
         return n;                                                 /* no lookup reads a coordinate */
     for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++) /* the slots shade() reads */
@@ -72,27 +75,32 @@ void
 rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs, rt__hit *h)
 {
     const uint32_t *ix = &s->indices[3 * prim];
-    float           w[3] = {1 - b1 - b2, b1, b2};
-    uint32_t        mat = rt_scene_material_of(s, prim);
-    h->m = &s->materials[mat];
-    h->n = h->tangent = (v3){0, 0, 0};
+    uint32_t        i0 = ix[0], i1 = ix[1], i2 = ix[2];
+    float           w0 = 1 - b1 - b2;
+    /* Summed in locals and stored once: through h, each sum would go to
+     * memory and back, since h's floats may alias the scene's arrays. */
+    v3 n = v3_add(
+        v3_add(v3_mul(v3_load(&s->normals[3 * i0]), w0), v3_mul(v3_load(&s->normals[3 * i1]), b1)),
+        v3_mul(v3_load(&s->normals[3 * i2]), b2));
+    h->m = &s->materials[rt_scene_material_of(s, prim)];
+    h->n = v3_norm(n);
+    h->tangent = (v3){0, 0, 0};
     h->tangent_w = 1;
-    memset(h->uv, 0, sizeof h->uv);
-    for (int k = 0; k < 3; k++)
-        h->n = v3_add(h->n, v3_mul(v3_load(&s->normals[3 * ix[k]]), w[k]));
-    h->n = v3_norm(h->n);
     for (int set = 0; set < 2; set++) {
         const float *uvs = set == 0 ? s->uvs : s->uvs1;
-        if (!uvs || !(needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
+        if (!uvs || !(needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1))) {
+            h->uv[set][0] = h->uv[set][1] = 0;
             continue;
-        for (int k = 0; k < 3; k++)
-            for (int c = 0; c < 2; c++)
-                h->uv[set][c] += uvs[2 * ix[k] + c] * w[k];
+        }
+        for (int c = 0; c < 2; c++)
+            h->uv[set][c] = uvs[2 * i0 + c] * w0 + uvs[2 * i1 + c] * b1 + uvs[2 * i2 + c] * b2;
     }
     if (needs & RT__NEED_TANGENT) {
-        for (int k = 0; k < 3; k++)
-            h->tangent = v3_add(h->tangent, v3_mul(v3_load(&s->tangents[4 * ix[k]]), w[k]));
-        h->tangent_w = s->tangents[4 * ix[0] + 3] < 0 ? -1.0f : 1.0f;
+        v3 t = v3_add(v3_add(v3_mul(v3_load(&s->tangents[4 * i0]), w0),
+                             v3_mul(v3_load(&s->tangents[4 * i1]), b1)),
+                      v3_mul(v3_load(&s->tangents[4 * i2]), b2));
+        h->tangent = t;
+        h->tangent_w = s->tangents[4 * i0 + 3] < 0 ? -1.0f : 1.0f;
     }
 }
 

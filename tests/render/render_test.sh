@@ -114,6 +114,37 @@ modes)
     [ "$(json interns "$tmp/pearly.json")" = 0 ] && [ "$(json early_outs "$tmp/pearly.json")" -gt 0 ] ||
         fail "path early-out interned"
     ;;
+eyelight_flat)
+    # Eyelight shades lanes whose material names no texture eight at a time;
+    # each pixel must get the bits the one-lane path gives. --bypass-texture
+    # returns a textured slot's constant, so the same materials with texture
+    # names take the one-lane path to the same colours: all three images
+    # must be identical, mixed packets included. Normals differ per vertex
+    # and are not unit length, so interpolating and normalising count.
+    mtl() { # mtl FILE TEXTURE-A TEXTURE-B: two materials, each map_Kd if given
+        printf 'newmtl a\nKd 0.8 0.6 0.4\nKe 0.1 0.05 0\n%s\nnewmtl b\nKd 0.3 0.5 0.7\n%s\n' \
+            "${2:+map_Kd $2}" "${3:+map_Kd $3}" >"$tmp/$1"
+    }
+    mtl all.mtl tex/tex00.png tex/nosuch.png
+    mtl none.mtl "" ""
+    mtl mixed.mtl tex/tex00.png ""
+    for m in all none mixed; do
+        printf 'mtllib %s.mtl\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nv 0 0 0.5\n' "$m" >"$tmp/$m.obj"
+        printf 'vn 0.3 -0.2 2\nvn -0.5 0.1 0.7\nvn 0.2 0.6 1.5\nvn -0.1 -0.4 0.9\nvn 0 0 1\n' >>"$tmp/$m.obj"
+        printf 'usemtl a\nf 1//1 2//2 5//5\nf 2//2 3//3 5//5\nusemtl b\nf 3//3 4//4 5//5\nf 4//4 1//1 5//5\n' \
+            >>"$tmp/$m.obj"
+        "$render" --quiet --integrator eyelight -t 2 -r 61 47 --spp 2 --bypass-texture \
+            --stats-json "$tmp/$m.json" -o "$tmp/$m.exr" "$tmp/$m.obj" 2>/dev/null || fail "$m: exit $?"
+    done
+    [ "$(json interns "$tmp/all.json")" -gt 0 ] || fail "the textured materials interned nothing"
+    [ "$(json interns "$tmp/none.json")" = 0 ] || fail "untextured materials interned"
+    [ "$(json shading_points "$tmp/none.json")" -gt 1000 ] || fail "too few shading points"
+    for m in none mixed; do
+        [ "$(json shading_points "$tmp/$m.json")" = "$(json shading_points "$tmp/all.json")" ] ||
+            fail "$m: shading points differ"
+        "$imgdiff" "$tmp/all.exr" "$tmp/$m.exr" >/dev/null || fail "$m: pixels differ from the one-lane path"
+    done
+    ;;
 exact_command)
     # The issue's command, exactly as a user types it (output: render.exr
     # in the current folder), and a PLY scene.
