@@ -152,7 +152,8 @@ tex_result tex_image_read_linear(const char *path, tex_image *out, char err[TEX_
 
 /* Writes a linear float image (1-4 channels) times `scale` (colour only:
  * alpha as it is) by its name's extension: `.png` as 8-bit sRGB, clamped
- * to [0, 1]; `.exr` as half floats. Through a temporary file, as
+ * to [0, 1]; `.ppm` the same bytes as a binary PPM (RGB: grey repeated,
+ * alpha dropped); `.exr` as half floats. Through a temporary file, as
  * tex_png_write() and tex_exr_write_scanline() do. TEX_ERR_INVALID for
  * another extension or another kind of image. */
 tex_result tex_image_write_linear(const char *path, const tex_image *img, float scale,

@@ -48,8 +48,22 @@ err=$("$imgdiff" "$a" "$tmp/none.png" 2>&1); rc=$?
 # A viewable PNG of an EXR: the same pixels within 8-bit rounding.
 "$imgconvert" "$tmp/a.exr" "$tmp/view.png" || fail "imgconvert EXR to PNG"
 "$imgdiff" --quiet --tolerance 0.004 "$tmp/view.png" "$a" || fail "imgconvert changed the pixels"
+# A PPM (P6, for Embree's tutorials): its header, three bytes a pixel, the
+# PNG's own bytes (so the same through a PNG), black 0 and white 255.
+"$imgconvert" "$a" "$tmp/a.ppm" || fail "imgconvert to PPM: exit $?"
+[ "$(head -c 13 "$tmp/a.ppm" | od -An -c | tr -d ' \n')" = 'P6\n3232\n255\n' ] || fail "PPM header"
+[ "$(stat -c %s "$tmp/a.ppm")" = $((13 + 32 * 32 * 3)) ] || fail "PPM size"
+"$imgconvert" "$a" "$tmp/a2.png" &&
+    "$imgconvert" "$tmp/a2.png" "$tmp/a2.ppm" || fail "imgconvert round trips"
+cmp -s "$tmp/a.ppm" "$tmp/a2.ppm" || fail "a PNG's PPM changed through a PNG"
+"$imgconvert" --exposure -64 "$a" "$tmp/black.ppm" && "$imgconvert" --exposure 64 "$a" "$tmp/white.ppm" ||
+    fail "imgconvert --exposure to PPM"
+[ "$(tail -c +14 "$tmp/black.ppm" | od -An -v -tu1 | tr -s ' ' '\n' | sort -u | tr -d '\n')" = 0 ] ||
+    fail "black PPM is not all 0"
+[ "$(tail -c +14 "$tmp/white.ppm" | od -An -v -tu1 | tr -s ' ' '\n' | sort -u | tr -d '\n')" = 255 ] ||
+    fail "white PPM is not all 255"
 err=$("$imgconvert" "$a" "$tmp/x.jpg" 2>&1); rc=$?
-[ $rc = 2 ] && [[ $err == *"x.jpg: not a .png or .exr name"* ]] || fail "imgconvert to .jpg: $rc '$err'"
+[ $rc = 2 ] && [[ $err == *"x.jpg: not a .png, .ppm or .exr name"* ]] || fail "imgconvert to .jpg: $rc '$err'"
 err=$("$imgconvert" "$tmp/none.exr" "$tmp/x.png" 2>&1); rc=$?
 [ $rc = 1 ] && [[ $err == *"none.exr: cannot open"* ]] || fail "imgconvert of nothing: $rc '$err'"
 for args in "" "$a" "--exposure x $a $tmp/y.png" "--exposure 100 $a $tmp/y.png"; do

@@ -1,11 +1,14 @@
 /* imgconvert: any image the texture system reads (PNG, JPEG, EXR, TIFF) to a PNG
- * to look at, or an EXR, with an exposure: a render's EXR made viewable.
+ * to look at, or an EXR, with an exposure: a render's EXR made viewable; or
+ * to a PPM, for programs that read no PNG (tools/compare gives Embree's
+ * pathtracer a scene's textures so).
  *
- *   imgconvert [--exposure STOPS] IN OUT.png|OUT.exr
+ *   imgconvert [--exposure STOPS] IN OUT.png|OUT.ppm|OUT.exr
  *
  * Colour is scaled by 2^STOPS in linear light (alpha is not), then written
- * as 8-bit sRGB (PNG, clamped) or half floats (EXR). Exit 0, 1 when a file
- * cannot be read or written (one line naming it), 2 on a bad command line. */
+ * as 8-bit sRGB (PNG, clamped; PPM the same bytes, RGB only) or half floats
+ * (EXR). Exit 0, 1 when a file cannot be read or written (one line naming
+ * it), 2 on a bad command line. */
 #include "tex_image.h"
 #include "tool.h"
 
@@ -15,7 +18,7 @@
 
 const char tool_prog[] = "imgconvert"; /* tool.h: its messages' prefix */
 
-static const char usage_text[] = "usage: imgconvert [--exposure STOPS] IN OUT.png|OUT.exr\n"
+static const char usage_text[] = "usage: imgconvert [--exposure STOPS] IN OUT.png|OUT.ppm|OUT.exr\n"
                                  "  --exposure STOPS  scale colour by 2^STOPS first (default 0)\n";
 
 int
