@@ -416,13 +416,15 @@ log2_fast(float x)
     int e = (int)(b >> 23) - 127;
     b = (b & 0x7fffffu) | 0x3f800000u;
     memcpy(&m, &b, sizeof m);
-    float t = m - 1, q = 2.049034613e-02f;
-    q = q * t - 9.606624955e-02f;
-    q = q * t + 2.155885329e-01f;
-    q = q * t - 3.392477733e-01f;
-    q = q * t + 4.777059309e-01f;
-    q = q * t - 7.211627342e-01f;
-    q = q * t + 1.442693257e+00f;
+    /* q in Estrin's order, pairs of terms then powers of t^2: the level
+     * waits on this, and Horner's chain of six dependent multiply-adds was
+     * half of a lookup's own time outside the taps (perf). Same error:
+     * 5.2e-6 at most, checked against double log2 on every 97th float. */
+    float t = m - 1, t2 = t * t, t4 = t2 * t2;
+    float p01 = 1.442693257e+00f - 7.211627342e-01f * t,
+          p23 = 4.777059309e-01f - 3.392477733e-01f * t,
+          p45 = 2.155885329e-01f - 9.606624955e-02f * t;
+    float q = (p01 + t2 * p23) + t4 * (p45 + t2 * 2.049034613e-02f);
     return (float)e + t * q;
 }
 
