@@ -56,15 +56,15 @@ uint8_t
 rt__material_needs(const rt_options *o, const rt_material *m)
 {
     uint8_t n = o->integrator == RT_INTEGRATOR_UV ? RT__NEED_UV0 : 0;
-    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++)
-        if (m->slots[k].filename)
-            n |= RT__NEED_LOOKUP;
-    if (o->texture_mode != RT_TEXTURE_FULL)
-        return n;                                                 /* no lookup reads a coordinate */
-    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++) /* the slots shade() reads */
-        if (m->slots[k].filename)
+    bool    full = o->texture_mode == RT_TEXTURE_FULL; /* else no lookup reads a coordinate */
+    for (int k = RT_SLOT_BASE_COLOR; k <= RT_SLOT_OCCLUSION; k++) { /* the slots shade() reads */
+        if (!m->slots[k].filename)
+            continue;
+        n |= RT__NEED_LOOKUP;
+        if (full)
             n |= m->slots[k].uv == 1 ? RT__NEED_UV1 : RT__NEED_UV0;
-    if (m->slots[RT_SLOT_NORMAL].filename)
+    }
+    if (full && m->slots[RT_SLOT_NORMAL].filename)
         n |= RT__NEED_TANGENT;
     return n;
 }

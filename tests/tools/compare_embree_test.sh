@@ -27,18 +27,20 @@ err=$("$script" "${tiny[@]}" --tolerance-mean 0.000001 "$scene" "$build" 2>&1 >/
 [ $rc = 1 ] && [[ $err == *"the references disagree"* ]] || fail "disagreement: exit $rc, '$err'"
 
 # Embree reads no PNG: a textured scene's maps reach it as PPM, named by
-# '/' paths in its copy of the MTL (a Windows '\' in the original).
+# '/' paths in its copy of the MTL (a Windows '\' in the original); two
+# maps of one file share one conversion.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/scene" && "$build/tools/texgen" --count 1 --size 16 "$tmp/scene/tx" >/dev/null ||
     fail texgen
-printf 'newmtl a\nKd 1 1 1\nmap_Kd tx\\tex00.png\n' >"$tmp/scene/t.mtl"
+printf 'newmtl a\nKd 1 1 1\nmap_Kd tx\\tex00.png\nmap_Ka -clamp on tx/tex00.png\n' >"$tmp/scene/t.mtl"
 printf 'mtllib t.mtl\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nusemtl a\nf 1/1 2/2 3/3\n' \
     >"$tmp/scene/t.obj"
 out=$("$script" "${tiny[@]}" --mismatch-ok --keep "$tmp/keep" --camera 0,0,3 "$tmp/scene/t.obj" \
     "$build" 2>/dev/null) || fail "textured scene: exit $?"
 [[ $out == *"embree textures: 1 converted to PPM"* ]] || fail "no texture converted: '$out'"
-grep -qx 'map_Kd tex/0.ppm' "$tmp/keep/embree/t.mtl" || fail "Embree's MTL: $(cat "$tmp/keep/embree/t.mtl")"
+grep -qx 'map_Kd tex/0.ppm' "$tmp/keep/embree/t.mtl" && grep -qx 'map_Ka -clamp on tex/0.ppm' \
+    "$tmp/keep/embree/t.mtl" || fail "Embree's MTL: $(cat "$tmp/keep/embree/t.mtl")"
 [ "$(head -c 2 "$tmp/keep/embree/tex/0.ppm")" = P6 ] || fail "not a PPM"
 grep -q "not supported" "$tmp/keep/embree.log" && fail "Embree still could not read the texture"
 
