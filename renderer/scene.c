@@ -417,7 +417,8 @@ import_run(void *arg)
     rt__import_budget_start();
     const struct aiScene *ai = aiImportFileExWithProperties(j->path, j->flags, &io, j->props);
     if (ai && scene_needs_tangents(ai))
-        ai = aiApplyPostProcessing(ai, aiProcess_CalcTangentSpace); /* NULL: released */
+        ai = aiApplyPostProcessing(ai, aiProcess_GenSmoothNormals |
+                                           aiProcess_CalcTangentSpace); /* NULL: released */
     if (!ai && j->guard.refused[0]) {
         snprintf(j->err, RT_ERR_LEN, "%s", j->guard.refused);
         j->r = RT_ERR_OPEN;
@@ -501,15 +502,18 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     const char *required = facts.required, *used = facts.used;
 
     /* Triangulate + SortByPType with points and lines removed: triangles
-     * only. FindInvalidData drops all-zero normal/UV arrays before
-     * GenSmoothNormals recomputes them. FlipUVs: (0, 0) at the image's
-     * top-left, as tex_lookup() takes (s, t); assimp runs it first, so
-     * bitangents point down the image. Tangents only where a material has
-     * a normal map, in a second pass: assimp runs its steps in a fixed
-     * order, where CalcTangentSpace comes right after GenSmoothNormals, so
-     * the second pass sees what the first would have shown it, and gives
-     * the same tangents. Identical vertices are joined by
-     * rt__scene_build() (scene_mesh.c, mesh_join_make()), not by assimp. */
+     * only. FindInvalidData drops all-zero normal/UV arrays, so that they
+     * are made anew. FlipUVs: (0, 0) at the image's top-left, as
+     * tex_lookup() takes (s, t); assimp runs it first, so bitangents point
+     * down the image. Tangents only where a material has a normal map, in
+     * a second pass with GenSmoothNormals, which they need: assimp runs
+     * its steps in a fixed order, where CalcTangentSpace comes right after
+     * GenSmoothNormals, so the second pass sees what one pass would have
+     * shown it, and gives the same tangents. Otherwise the smooth normals
+     * of a mesh without any, and the joining of identical vertices, are
+     * rt__scene_build()'s (scene_mesh.c, mesh_join_make()), in O(n):
+     * assimp's steps search by a spatial sort, most of a large mesh's
+     * load. */
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) {
         snprintf(err, RT_ERR_LEN, "out of memory");
@@ -517,7 +521,7 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     }
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE,
                                aiPrimitiveType_POINT | aiPrimitiveType_LINE);
-    unsigned flags = aiProcess_Triangulate | aiProcess_GenSmoothNormals | aiProcess_SortByPType |
+    unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType |
                      aiProcess_ValidateDataStructure | aiProcess_FindInvalidData |
                      aiProcess_FlipUVs;
 

@@ -124,11 +124,13 @@ coords_ok(const double p[3])
 
 /* A mesh's vertices as the scene keeps them (mesh_join_make(), scene_mesh.c). */
 typedef struct mesh_join {
-    uint32_t *remap; /* per aiMesh vertex: its index among the kept ones;
-                      * UINT32_MAX: no triangle uses it */
-    uint32_t *kept;  /* per kept vertex, in the file's order: the aiMesh vertex */
-    uint32_t  nkept;
-    bool      done;
+    uint32_t *remap;            /* per aiMesh vertex: its index among the kept ones;
+                                 * UINT32_MAX: no triangle uses it */
+    uint32_t          *kept;    /* per kept vertex, in the file's order: the aiMesh vertex */
+    struct aiVector3D *normals; /* per aiMesh vertex, where the mesh has no normals:
+                                 * rt__smooth_normals(); else NULL */
+    uint32_t nkept;
+    bool     done;
 } mesh_join;
 
 /* What the hierarchy walk carries from one node to the next. */
@@ -163,6 +165,22 @@ void rt__walk_node(walk *w, const struct aiNode *node, const xform *parent);
 
 /* Frees the count's joins, n of them, and the array; NULL is a no-op. */
 void rt__mesh_joins_free(mesh_join *joins, unsigned n);
+
+/* The keyed hash of a position's (or any three words') bits: multilinear,
+ * its key drawn once per process from ustring's keyed hash, so no file can
+ * choose positions that collide. Call rt__pos_seed() (thread-safe, once is
+ * enough) before the first rt__pos_hash(). */
+void     rt__pos_seed(void);
+uint64_t rt__pos_hash(const uint32_t p[3]);
+
+/* --- smooth normals (scene_normals.c) ------------------------------------ */
+
+/* Normals for mesh m, which has none, as assimp 5.2's GenSmoothNormals
+ * step makes them (scene_normals.c says how, and where they can differ in
+ * their last bits), in time linear in m's vertices. Every face index must
+ * address one of m's vertices. On RT_OK *normals is one per vertex, the
+ * caller's to free(); RT_ERR_NOMEM leaves it NULL. */
+rt_result rt__smooth_normals(const struct aiMesh *m, struct aiVector3D **normals);
 
 /* --- materials (scene_materials.c) --------------------------------------- */
 

@@ -95,13 +95,19 @@ pos_bits(const struct aiMesh *m, unsigned v, uint32_t p[3])
             p[k] = 0;
 }
 
+void
+rt__pos_seed(void)
+{
+    pthread_once(&pos_once, pos_seed_draw);
+}
+
 __extension__ typedef unsigned __int128 u128;
 
 /* The sum is taken in 128 bits, where it cannot wrap (each product is
  * under 2^96), and its low 64 bits kept: the multilinear hash mod 2^64,
  * with no wrap-around for the fuzz build's unsigned-overflow check. */
-static uint64_t
-pos_hash(const uint32_t p[3])
+uint64_t
+rt__pos_hash(const uint32_t p[3])
 {
     return (uint64_t)((u128)pos_seed[0] + (u128)pos_seed[1] * p[0] + (u128)pos_seed[2] * p[1] +
                       (u128)pos_seed[3] * p[2]);
@@ -119,12 +125,13 @@ vec_near(const struct aiVector3D *a, const struct aiVector3D *b)
 /* Vertices a and b, at one position, as one to assimp's join (with UV set
  * 1 where the scene keeps it). */
 static bool
-vertex_near(const struct aiMesh *m, bool uv1, unsigned a, unsigned b)
+vertex_near(const struct aiMesh *m, const struct aiVector3D *normals, bool uv1, unsigned a,
+            unsigned b)
 {
     const struct aiVector3D *t0 = m->mTextureCoords[0], *t1 = m->mTextureCoords[1];
     bool                     frame = m->mTangents && m->mBitangents;
-    return (!m->mNormals || vec_near(&m->mNormals[a], &m->mNormals[b])) &&
-           (!t0 || vec_near(&t0[a], &t0[b])) && (!uv1 || !t1 || vec_near(&t1[a], &t1[b])) &&
+    return (!normals || vec_near(&normals[a], &normals[b])) && (!t0 || vec_near(&t0[a], &t0[b])) &&
+           (!uv1 || !t1 || vec_near(&t1[a], &t1[b])) &&
            (!frame || (vec_near(&m->mTangents[a], &m->mTangents[b]) &&
                        vec_near(&m->mBitangents[a], &m->mBitangents[b])));
 }
@@ -166,12 +173,12 @@ pos_index_grow(pos_index *t)
 /* The index among the kept of vertex v's twin; UINT32_MAX: none, and v is
  * kept as kept index `next`. */
 static uint32_t
-pos_index_join(pos_index *t, const struct aiMesh *m, bool uv1, const uint32_t *kept, unsigned v,
-               uint32_t next)
+pos_index_join(pos_index *t, const struct aiMesh *m, const struct aiVector3D *normals, bool uv1,
+               const uint32_t *kept, unsigned v, uint32_t next)
 {
     uint32_t p[3], q[3];
     pos_bits(m, v, p);
-    uint64_t h = pos_hash(p);
+    uint64_t h = rt__pos_hash(p);
     size_t   mask = ((size_t)1 << t->bits) - 1, i = (size_t)(h >> (64 - t->bits));
     uint32_t u;
     for (; (u = t->slots[i]) != 0; i = (i + 1) & mask) {
@@ -186,7 +193,7 @@ pos_index_join(pos_index *t, const struct aiMesh *m, bool uv1, const uint32_t *k
     if (u) { /* v's position: the latest vertex there first, as assimp's map */
         uint32_t w = u;
         for (int n = 0; w && n < JOIN_SCAN_MAX; n++, w = t->older[w - 1])
-            if (vertex_near(m, uv1, v, kept[w - 1]))
+            if (vertex_near(m, normals, uv1, v, kept[w - 1]))
                 return w - 1;
     } else {
         t->npos++;
@@ -195,13 +202,15 @@ pos_index_join(pos_index *t, const struct aiMesh *m, bool uv1, const uint32_t *k
     return UINT32_MAX;
 }
 
-/* Fills j for mesh m: which vertices its triangles use, and which of them
- * join. Each face index must address one of m's vertices (as
- * rt__scene_build() requires); one that does not is RT_ERR_FORMAT. */
+/* Fills j for mesh m: its normals where it has none (smooth, as assimp's
+ * step would have made them: rt__smooth_normals()), which vertices its
+ * triangles use, and which of them join. Each face index must address one
+ * of m's vertices (as rt__scene_build() requires); one that does not is
+ * RT_ERR_FORMAT. */
 static rt_result
 mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
 {
-    pthread_once(&pos_once, pos_seed_draw);
+    rt__pos_seed();
     unsigned n = m->mNumVertices;
     j->done = true;
     j->remap = malloc((n ? n : 1) * sizeof *j->remap);
@@ -212,17 +221,21 @@ mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
     uint32_t nused = 0;
     for (unsigned f = 0; f < m->mNumFaces; f++) {
         const struct aiFace *face = &m->mFaces[f];
+        for (unsigned k = 0; k < face->mNumIndices; k++)
+            if (face->mIndices[k] >= n) /* rt__smooth_normals() reads every face */
+                return RT_ERR_FORMAT;
         if (face->mNumIndices != 3)
             continue; /* as mesh_append() */
         for (int k = 0; k < 3; k++) {
             unsigned ix = face->mIndices[k];
-            if (ix >= n)
-                return RT_ERR_FORMAT;
             if (j->remap[ix] == UINT32_MAX)
                 j->remap[ix] = 0, nused++;
         }
     }
-    size_t    nk = nused ? nused : 1;
+    if (!m->mNormals && rt__smooth_normals(m, &j->normals) != RT_OK)
+        return RT_ERR_NOMEM;
+    const struct aiVector3D *normals = m->mNormals ? m->mNormals : j->normals;
+    size_t                   nk = nused ? nused : 1;
     pos_index t = {.hashes = malloc(nk * sizeof *t.hashes), .older = malloc(nk * sizeof *t.older)};
     bool      uv1 = scene_uv1 && m->mTextureCoords[1];
     rt_result r = RT_ERR_NOMEM;
@@ -231,7 +244,7 @@ mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
     for (unsigned v = 0; v < n; v++) {
         if (j->remap[v] == UINT32_MAX)
             continue;
-        uint32_t twin = pos_index_join(&t, m, uv1, j->kept, v, j->nkept);
+        uint32_t twin = pos_index_join(&t, m, normals, uv1, j->kept, v, j->nkept);
         if (twin != UINT32_MAX) {
             j->remap[v] = twin;
             continue;
@@ -251,7 +264,7 @@ void
 rt__mesh_joins_free(mesh_join *joins, unsigned n)
 {
     for (unsigned i = 0; joins && i < n; i++)
-        free(joins[i].remap), free(joins[i].kept);
+        free(joins[i].remap), free(joins[i].kept), free(joins[i].normals);
     free(joins);
 }
 
@@ -264,6 +277,7 @@ mesh_append(walk *w, const struct aiMesh *m, const mesh_join *j, const xform *x)
     uint32_t  base = (uint32_t)w->nverts;
     double    nm[3][3], det;
     xform_normal_matrix(x, nm, &det);
+    const struct aiVector3D *normals = m->mNormals ? m->mNormals : j->normals;
 
     for (uint32_t u = 0; u < j->nkept; u++) {
         uint32_t i = base + u, v = j->kept[u];
@@ -280,8 +294,8 @@ mesh_append(walk *w, const struct aiMesh *m, const mesh_join *j, const xform *x)
             if (p[k] > s->bounds_max[k])
                 s->bounds_max[k] = (float)p[k];
         }
-        if (m->mNormals) {
-            const struct aiVector3D *a = &m->mNormals[v];
+        if (normals) {
+            const struct aiVector3D *a = &normals[v];
             for (int k = 0; k < 3; k++)
                 n[k] = nm[k][0] * a->x + nm[k][1] * a->y + nm[k][2] * a->z;
             if (!normalize3(n))
