@@ -128,7 +128,7 @@ typedef struct mesh_join {
                                  * UINT32_MAX: no triangle uses it */
     uint32_t          *kept;    /* per kept vertex, in the file's order: the aiMesh vertex */
     struct aiVector3D *normals; /* per aiMesh vertex, where the mesh has no normals:
-                                 * rt__smooth_normals(); else NULL */
+                                 * rt__normals_smooth(); else NULL */
     uint32_t nkept;
     bool     done;
 } mesh_join;
@@ -180,7 +180,7 @@ uint64_t rt__pos_hash(const uint32_t p[3]);
  * their last bits), in time linear in m's vertices. Every face index must
  * address one of m's vertices. On RT_OK *normals is one per vertex, the
  * caller's to free(); RT_ERR_NOMEM leaves it NULL. */
-rt_result rt__smooth_normals(const struct aiMesh *m, struct aiVector3D **normals);
+rt_result rt__normals_smooth(const struct aiMesh *m, struct aiVector3D **normals);
 
 /* --- materials (scene_materials.c) --------------------------------------- */
 

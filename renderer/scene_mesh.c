@@ -203,7 +203,7 @@ pos_index_join(pos_index *t, const struct aiMesh *m, const struct aiVector3D *no
 }
 
 /* Fills j for mesh m: its normals where it has none (smooth, as assimp's
- * step would have made them: rt__smooth_normals()), which vertices its
+ * step would have made them: rt__normals_smooth()), which vertices its
  * triangles use, and which of them join. Each face index must address one
  * of m's vertices (as rt__scene_build() requires); one that does not is
  * RT_ERR_FORMAT. */
@@ -222,7 +222,7 @@ mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
     for (unsigned f = 0; f < m->mNumFaces; f++) {
         const struct aiFace *face = &m->mFaces[f];
         for (unsigned k = 0; k < face->mNumIndices; k++)
-            if (face->mIndices[k] >= n) /* rt__smooth_normals() reads every face */
+            if (face->mIndices[k] >= n) /* rt__normals_smooth() reads every face */
                 return RT_ERR_FORMAT;
         if (face->mNumIndices != 3)
             continue; /* as mesh_append() */
@@ -232,7 +232,7 @@ mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
                 j->remap[ix] = 0, nused++;
         }
     }
-    if (!m->mNormals && rt__smooth_normals(m, &j->normals) != RT_OK)
+    if (!m->mNormals && rt__normals_smooth(m, &j->normals) != RT_OK)
         return RT_ERR_NOMEM;
     const struct aiVector3D *normals = m->mNormals ? m->mNormals : j->normals;
     size_t                   nk = nused ? nused : 1;

@@ -22,25 +22,36 @@
  *   assimp sums them in its sort's order, which for vertices at one
  *   position its std::sort leaves unspecified. Normals can differ from
  *   assimp's in their last bits.
- * - where the bounds are not finite (a coordinate at infinity or near the
- *   float range's end) every normal is 0, which the scene turns into its
- *   default; those positions are refused by the scene build anyway
- *   (RT_MAX_COORD) unless no triangle uses them.
+ * - a NaN coordinate is left out of the bounds. assimp's std::min and
+ *   std::max let it reset them, so its eps, and which vertices fall
+ *   outside its bounds, depend on where the NaN sits; here every finite
+ *   vertex lies inside the bounds. (A NaN vertex gathers nothing, itself
+ *   included, in both.)
+ * - where eps * eps overflows a float (a diagonal over about 1.8e23, or an
+ *   infinite coordinate), every normal is 0, which the scene turns into
+ *   its default; assimp would gather everything then. The scene build
+ *   refuses such positions where a triangle uses them (RT_MAX_COORD), as
+ *   long as no node's transform scales them down below it.
+ * - assimp's sort can, at rounding boundaries, admit or miss a pair right
+ *   at distance eps that the rule above would not; here the rule holds.
  *
  * Untrusted input: gatherers are at least eps apart from each other (a
  * vertex within eps of an earlier one was given its normal), so few of
  * them look at any one cell: those within eps of it, in a cube 6 eps wide,
  * where balls of radius eps / 2 around them cannot overlap: at most 655,
- * by volume. The work stays linear in the vertex count however the
- * positions are piled up (tests/unit/rt_normals_test.c, pile). The cells
- * are found through the scene's keyed position hash. */
+ * by volume. A NaN vertex gathers nothing and is skipped. The work stays
+ * linear in the vertex count however the positions are piled up
+ * (tests/unit/rt_normals_test.c, pile). The cells are found through the
+ * scene's keyed position hash. */
 #include "scene_build.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { CELL_BITS = 21 }; /* per axis; the bounds need ~5000 cells */
+/* Cells per axis: the bounds' extent is at most their diagonal, 2,500
+ * cells of 4 eps; the clamp in cell_of() is for rounding at the far end. */
+enum { CELL_BITS = 21 };
 
 /* The cells that hold vertices: an open-addressing table, grown by
  * doubling so that it stays at most half full, of packed cell coordinates
@@ -91,8 +102,8 @@ face_normals(const struct aiMesh *m, struct aiVector3D *fn)
     }
 }
 
-/* assimp's ComputePositionEpsilon(): its ArrayBounds() starts at +-1e10
- * and keeps the first operand of std::min/std::max on a tie or a NaN. */
+/* assimp's ComputePositionEpsilon(): its ArrayBounds() starts at +-1e10;
+ * NaN coordinates are left out (see the top). */
 static float
 position_eps(const struct aiMesh *m, float lo[3])
 {
@@ -101,6 +112,8 @@ position_eps(const struct aiMesh *m, float lo[3])
     for (unsigned v = 0; v < m->mNumVertices; v++) {
         const float *p = &m->mVertices[v].x;
         for (int k = 0; k < 3; k++) {
+            if (p[k] != p[k])
+                continue;
             lo[k] = lo[k] < p[k] ? lo[k] : p[k];
             hi[k] = p[k] < hi[k] ? hi[k] : p[k];
         }
@@ -247,7 +260,7 @@ gather(const grid *g, const struct aiMesh *m, unsigned i, float eps, const struc
 }
 
 rt_result
-rt__smooth_normals(const struct aiMesh *m, struct aiVector3D **normals)
+rt__normals_smooth(const struct aiMesh *m, struct aiVector3D **normals)
 {
     unsigned           n = m->mNumVertices;
     size_t             count = n ? n : 1;
@@ -273,7 +286,7 @@ rt__smooth_normals(const struct aiMesh *m, struct aiVector3D **normals)
     for (unsigned i = 0; i < n; i++) {
         if (i + 8 < n && g.cell[i + 8]) /* its own cell, the usual first probe */
             __builtin_prefetch(&g.keys[cell_home(&g, g.cell[i + 8])]);
-        if (!had[i])
+        if (!had[i] && g.cell[i]) /* a NaN vertex (no cell) would gather nothing */
             gather(&g, m, i, eps, fn, out, had, found);
     }
     r = RT_OK;
