@@ -124,13 +124,16 @@ coords_ok(const double p[3])
 
 /* A mesh's vertices as the scene keeps them (mesh_join_make(), scene_mesh.c). */
 typedef struct mesh_join {
-    uint32_t *remap;            /* per aiMesh vertex: its index among the kept ones;
-                                 * UINT32_MAX: no triangle uses it */
-    uint32_t          *kept;    /* per kept vertex, in the file's order: the aiMesh vertex */
-    struct aiVector3D *normals; /* per aiMesh vertex, where the mesh has no normals:
-                                 * rt__normals_smooth(); else NULL */
-    uint32_t nkept;
-    bool     done;
+    /* Per aiMesh vertex: its index among the kept ones; UINT32_MAX: no
+     * triangle uses it. */
+    uint32_t *remap;
+    /* Per kept vertex, in the file's order: the aiMesh vertex. */
+    uint32_t *kept;
+    /* Per aiMesh vertex where the mesh has no normals: rt__normals_smooth();
+     * else NULL. */
+    struct aiVector3D *normals;
+    uint32_t           nkept;
+    bool               done;
 } mesh_join;
 
 /* What the hierarchy walk carries from one node to the next. */
