@@ -338,7 +338,10 @@ run_setup(run *u, char err[RT_ERR_LEN])
     if (!textures_start(u, err))
         return false;
     double t0 = rt_now();
-    if (rt_scene_load_restricted(o->scene, u->strings, u->paths, &u->scene, why) != RT_OK) {
+    rt_status_show(o, "loading", o->scene);
+    rt_result loaded = rt_scene_load_restricted(o->scene, u->strings, u->paths, &u->scene, why);
+    rt_status_clear(o);
+    if (loaded != RT_OK) {
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);
         return false;
     }

@@ -3,6 +3,7 @@
  * or tile size), and shading that looks every texture slot up by filename
  * in the mode the options ask for. */
 #include "render_internal.h"
+#include "tex_image.h" /* tex_name_printable() */
 
 #if defined(__SSE__)
 #include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr */
@@ -619,12 +620,36 @@ secs_text(double t, char *buf, size_t n)
         snprintf(buf, n, "%d h %02d min", (int)(t / 3600), (int)fmod(t / 60, 60));
 }
 
+static bool
+status_shown(const rt_options *o)
+{
+    return !o->quiet && isatty(STDERR_FILENO);
+}
+
+void
+rt_status_show(const rt_options *o, const char *what, const char *name)
+{
+    if (!status_shown(o))
+        return;
+    char shown[256] = "";
+    if (name)
+        tex_name_printable(shown, sizeof shown, name);
+    fprintf(stderr, "\rrender: %s%s%s ...\033[K", what, name ? " " : "", shown);
+}
+
+void
+rt_status_clear(const rt_options *o)
+{
+    if (status_shown(o))
+        fputs("\r\033[K", stderr);
+}
+
 /* The progress bar, on a terminal: tiles done, time so far, and the time
  * left at the rate so far (once a tile is done). */
 static void
 progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, double t0, bool final)
 {
-    if (o->quiet || !isatty(STDERR_FILENO))
+    if (!status_shown(o))
         return;
     /* Relaxed: display only. */
     uint32_t d = atomic_load_explicit(done, memory_order_relaxed);
@@ -814,9 +839,11 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
                const rt_tile_source *src, rt_image *img, rt_render_stats *stats,
                char err[RT_ERR_LEN])
 {
-    bvh       b = {0};
-    double    t0 = rt_now();
+    bvh    b = {0};
+    double t0 = rt_now();
+    rt_status_show(o, "building the BVH", NULL);
     rt_result r = bvh_build(scene, &b, err);
+    rt_status_clear(o);
     stats->bvh_secs = rt_now() - t0;
     job_board jb = {.tiles_x = rt_options_tiles_x(o), .ntiles = rt_options_tiles(o)};
     atomic_init(&jb.next, 0), atomic_init(&jb.done, 0);

@@ -164,6 +164,14 @@ rt_result             rt_bvh_create(const rt_scene *s, rt_bvh **out, char err[RT
 void                 *rt_bvh_embree_scene(const rt_bvh *b); /* an RTCScene */
 void                  rt_bvh_destroy(rt_bvh *b);
 
+/* On a terminal (stderr), unless o->quiet: one line saying what the run
+ * is doing before its first tile, "render: WHAT NAME ...", so that a long
+ * import or BVH build is not silent. The next status, the progress bar or
+ * rt_status_clear() replaces it; clear it before printing anything else.
+ * NAME (or NULL) is shown safe to print (tex_name_printable()). */
+void rt_status_show(const rt_options *o, const char *what, const char *name);
+void rt_status_clear(const rt_options *o);
+
 /* The final report (stderr) and its JSON twin. */
 void      rt_report_print(const rt_options *o, const rt_render_stats *s, tex_system *ts,
                           ustr_table *strings, FILE *f);

@@ -1074,6 +1074,27 @@ tiff_module)
     RT_TIFF_MODULE=/nonexistent "$maketx" -o "$tmp/m.exr" "$tmp/tx/tex00.png" 2>/dev/null ||
         fail "maketx to EXR needed the TIFF module"
     ;;
+status)
+    # On a terminal, what the run is doing before its first tile (loading the
+    # scene, building the BVH) is one line, replaced by the progress bar;
+    # a failed load's error starts a clean line. Off a terminal, or with
+    # --quiet, none of it. script(1) (util-linux) gives the run a terminal.
+    command -v script >/dev/null || { echo "skipped: no script(1)"; exit 77; }
+    on_tty() { script -qec "$(printf '%q ' "$render" "$@")" /dev/null | tr '\r' '\n'; }
+    out=$(on_tty -t 2 -r 32 24 -o "$tmp/s.png" "$scene")
+    [[ $out == *"render: loading $scene ..."* ]] || fail "no loading line: $out"
+    [[ $out == *"render: building the BVH ..."* ]] || fail "no BVH line: $out"
+    [[ $out == *"100%"* ]] || fail "no progress bar: $out"
+    grep -qx 'render: wrote .*' <<<"$out" || fail "the last line is not clean: $out"
+    out=$(on_tty -o "$tmp/s.png" "$tmp/nosuch.obj")
+    grep -qx $'\e\[Krender: .*nosuch.obj: cannot open.*' <<<"$out" ||
+        fail "the error does not start a clean line: $out"
+    out=$(on_tty --quiet -t 2 -r 32 24 -o "$tmp/s.png" "$scene")
+    [[ $out != *loading* && $out != *BVH* ]] || fail "--quiet showed a status: $out"
+    out=$("$render" -t 2 -r 32 24 -o "$tmp/s.png" "$scene" 2>&1)
+    [[ $out != *loading* && $out != *BVH* && $out != *$'\r'* ]] ||
+        fail "a status off a terminal: $out"
+    ;;
 reference)
     # Reference images (tests/render/ref, 96x72, 2 spp) of the generated
     # scenes; $5 is the folder they were generated into. A little slack for
