@@ -397,10 +397,11 @@ eyelight_flat(rt__worker *w, in_flight *f, bool flat[RT__PACKET])
     for (int l = 0; l < RT__PACKET; l++) {
         if (!flat[l])
             continue;
-        /* rt__surface_eval()'s occlusion with the constant 1 for the map. */
-        float kl = k[l] * (1 + m[l]->occlusion_strength * (1.0f - 1));
+        /* No occlusion factor: with no map, rt__surface_eval()'s is
+         * 1 + strength * (1 - 1), exactly 1 as the scene keeps strengths
+         * finite (mat_float()), and k * 1 is k. */
         for (int c = 0; c < 3; c++)
-            f->b->sum[l][c] += m[l]->base_color[c] * kl + m[l]->emissive[c];
+            f->b->sum[l][c] += m[l]->base_color[c] * k[l] + m[l]->emissive[c];
         f->b->sum[l][3] += 1;
         w->st->shading_points++;
     }
