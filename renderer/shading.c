@@ -104,19 +104,13 @@ rt__hit_fill(const rt_scene *s, uint32_t prim, float b1, float b2, uint8_t needs
     }
 }
 
-/* Texture-coordinate derivatives from the rays one pixel right and one
- * down (ray differentials, as a renderer picks MIP levels): where each meets
- * the hit's plane, in barycentrics, mapped through the triangle's UVs. `ray`
- * is the camera ray's direction before normalising; its neighbours are
- * ray + step_x and ray + step_y. */
-void
-rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 ray)
+/* rt__hit_derivatives() for a hit that reads textures: into duv, a local
+ * of the caller's, since stores through h could alias the scene's floats
+ * and would make the compiler reload them after each one. */
+static void
+derivatives(const rt__worker *w, uint32_t prim, uint8_t needs, const rt__hit *h, v3 ray,
+            float duv[2][4])
 {
-    memset(h->duv, 0, sizeof h->duv);
-    /* Only lookups that read textures need a footprint. */
-    if (!(needs & (RT__NEED_UV0 | RT__NEED_UV1)) || w->o->texture_mode != RT_TEXTURE_FULL ||
-        v3_dot(h->ng, h->ng) == 0)
-        return;
     const rt_scene *s = w->s;
     const uint32_t *ix = &s->indices[3 * prim];
     v3              a = v3_load(&s->positions[3 * ix[0]]);
@@ -126,6 +120,18 @@ rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 
     float           det = d11 * d22 - d12 * d12;
     if (det == 0)
         return; /* a degenerate triangle: no footprint, the finest level */
+    /* Each set's UVs at corners 1 and 2 less corner 0's, per coordinate. */
+    bool  used[2] = {false, false};
+    float du1[2][2], du2[2][2];
+    for (int set = 0; set < 2; set++) {
+        const float *uvs = set == 0 ? s->uvs : s->uvs1;
+        used[set] = uvs && (needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1));
+        for (int c = 0; c < 2 && used[set]; c++) {
+            float uv0 = uvs[2 * ix[0] + c];
+            du1[set][c] = uvs[2 * ix[1] + c] - uv0;
+            du2[set][c] = uvs[2 * ix[2] + c] - uv0;
+        }
+    }
     float inv_det = 1 / det;
     v3    from_hit = v3_sub(w->v->origin, h->p);
     float reach = -v3_dot(from_hit, h->ng);
@@ -138,17 +144,26 @@ rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 
         v3    r = v3_add(from_hit, v3_mul(dir, reach / dn));
         float r1 = v3_dot(r, e1), r2 = v3_dot(r, e2);
         float db1 = (d22 * r1 - d12 * r2) * inv_det, db2 = (d11 * r2 - d12 * r1) * inv_det;
-        for (int set = 0; set < 2; set++) {
-            const float *uvs = set == 0 ? s->uvs : s->uvs1;
-            if (!uvs || !(needs & (set == 0 ? RT__NEED_UV0 : RT__NEED_UV1)))
-                continue;
-            for (int c = 0; c < 2; c++) {
-                float uv0 = uvs[2 * ix[0] + c];
-                h->duv[set][2 * axis + c] =
-                    db1 * (uvs[2 * ix[1] + c] - uv0) + db2 * (uvs[2 * ix[2] + c] - uv0);
-            }
-        }
+        for (int set = 0; set < 2; set++)
+            for (int c = 0; c < 2 && used[set]; c++)
+                duv[set][2 * axis + c] = db1 * du1[set][c] + db2 * du2[set][c];
     }
+}
+
+/* Texture-coordinate derivatives from the rays one pixel right and one
+ * down (ray differentials, as a renderer picks MIP levels): where each meets
+ * the hit's plane, in barycentrics, mapped through the triangle's UVs. `ray`
+ * is the camera ray's direction before normalising; its neighbours are
+ * ray + step_x and ray + step_y. */
+void
+rt__hit_derivatives(rt__worker *w, uint32_t prim, uint8_t needs, rt__hit *h, v3 ray)
+{
+    float duv[2][4] = {{0}};
+    /* Only lookups that read textures need a footprint. */
+    if ((needs & (RT__NEED_UV0 | RT__NEED_UV1)) && w->o->texture_mode == RT_TEXTURE_FULL &&
+        v3_dot(h->ng, h->ng) != 0)
+        derivatives(w, prim, needs, h, ray, duv);
+    memcpy(h->duv, duv, sizeof duv);
 }
 
 /* An isotropic footprint `width` wide (world units) at the hit, in each UV
