@@ -42,6 +42,20 @@ typedef struct fetch {
     bool             failed; /* a tile could not be read: fill used */
 } fetch;
 
+/* v mod p in [0, p), p > 0. A power of two (every level of a power-of-two
+ * texture) by a mask, which two's complement makes right for negative v
+ * too: textures repeated across a surface wrap most taps, and a 64-bit
+ * division in each coordinate of each tap was the longest wait of a lookup
+ * (1.4 per tap on the default scene, callgrind). */
+static inline int64_t
+modulo(int64_t v, int64_t p)
+{
+    if ((p & (p - 1)) == 0)
+        return v & (p - 1);
+    v %= p;
+    return v < 0 ? v + p : v;
+}
+
 /* Wraps integer coordinate x into [0, n); false: outside, under black. */
 static bool
 wrap_outside(int64_t *x, uint32_t n, tex_wrap mode)
@@ -55,15 +69,12 @@ wrap_outside(int64_t *x, uint32_t n, tex_wrap mode)
         return false;
     case TEX_WRAP_MIRROR: {
         int64_t p = 2 * (int64_t)n;
-        v %= p;
-        if (v < 0)
-            v += p;
+        v = modulo(v, p);
         *x = v < n ? v : p - 1 - v;
         return true;
     }
     default:
-        v %= n;
-        *x = v < 0 ? v + n : v;
+        *x = modulo(v, n);
         return true;
     }
 }
@@ -257,10 +268,10 @@ locate(const tex__file *f, const tex__level *lv, uint32_t x, uint32_t y, uint32_
 
 /* The tile `index` of a level, through the lookup's one-tile cache. */
 static inline const tex__tile *
-tile_at(fetch *q, uint32_t level, uint32_t index, uint32_t x, uint32_t y)
+tile_at(fetch *q, uint32_t level, uint32_t index)
 {
     if (!q->tile || q->level != level || q->index != index) {
-        q->tile = tex__tile_get(q->ts, q->tc, q->f, level, x, y);
+        q->tile = tex__tile_get(q->ts, q->tc, q->f, level, index);
         q->level = level;
         q->index = index;
     }
@@ -279,7 +290,7 @@ texel(fetch *q, uint32_t level, int64_t x, int64_t y, float rgba[4])
     uint32_t index;
     size_t   offset;
     locate(q->f, lv, (uint32_t)x, (uint32_t)y, &index, &offset);
-    const tex__tile *tile = tile_at(q, level, index, (uint32_t)x, (uint32_t)y);
+    const tex__tile *tile = tile_at(q, level, index);
     if (!tile) {
         for (int c = 0; c < 4; c++)
             rgba[c] = q->o->fill[c];
@@ -322,7 +333,7 @@ bilerp_u8_gathered(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, f
             uint32_t index;
             size_t   offset;
             locate(q->f, lv, (uint32_t)xs[i], (uint32_t)ys[j], &index, &offset);
-            const tex__tile *tile = tile_at(q, level, index, (uint32_t)xs[i], (uint32_t)ys[j]);
+            const tex__tile *tile = tile_at(q, level, index);
             if (!tile)
                 return false;
             memcpy(block + (2 * (size_t)j + (size_t)i) * nc, tile->texels + offset, nc);
@@ -355,7 +366,7 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
     /* The usual case: all four texels inside the image and in one tile. */
     if (x0 >= 0 && y0 >= 0 && (uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
         locate(q->f, lv, (uint32_t)x0, (uint32_t)y0, &index, &i)) {
-        const tex__tile *tile = tile_at(q, level, index, (uint32_t)x0, (uint32_t)y0);
+        const tex__tile *tile = tile_at(q, level, index);
         if (tile) {
             size_t nc = q->f->info.nchannels, row = (size_t)tw * nc;
             if (q->f->info.type == TEX_TYPE_U8) {

@@ -252,11 +252,14 @@ const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, floa
 /* tiles.c */
 tex_result tex__cache_init(tex_system *ts);
 void       tex__cache_free(tex_system *ts);
-/* The tile holding texel (x, y) of a level, loaded if needed, and
- * protected by the thread's hazard pointer until its next call or
- * tex__tile_release(). NULL: it could not be read (counted, reported). */
+/* Tile `index` of a level (row by row: ty * tiles_x + tx, below
+ * tiles_x * tiles_y), loaded if needed, and protected by the thread's
+ * hazard pointer until its next call or tex__tile_release(). NULL: it could
+ * not be read (counted, reported). The caller has the index from the
+ * texel's position: with power-of-two tiles, by shifts; taking (x, y) here
+ * cost two integer divisions on every tap's way to its texels. */
 const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
-                               uint32_t x, uint32_t y);
+                               uint32_t index);
 void             tex__tile_release(tex_thread *tc);
 /* The spill file: a range of `bytes` of its own (any thread), then bytes
  * written at an offset inside a range reserved. */

@@ -408,11 +408,9 @@ tex__tile_release(tex_thread *tc)
 }
 
 const tex__tile *
-tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t x, uint32_t y)
+tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
 {
-    const tex__level *lv = &f->levels[level];
-    uint32_t          index = (y / f->info.tile_height) * lv->tiles_x + x / f->info.tile_width;
-    tex__tile        *t = protect(tc, &lv->tiles[index]);
+    tex__tile *t = protect(tc, &f->levels[level].tiles[index]);
     if (t) {
         tex__count(&tc->counters.tile_hits, 1);
         /* Relaxed: a hint for the clock. Written only when clear, so a hot

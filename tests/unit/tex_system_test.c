@@ -1300,6 +1300,70 @@ case_tile_edges(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Texel (x, y) of an n x m image of edge_pattern, any distance outside it,
+ * wrapped as `mode` wraps: the reference for case_wrap_far. */
+static float
+far_texel(int64_t x, int64_t y, int64_t n, int64_t m, uint32_t c, tex_wrap mode)
+{
+    int64_t v[2] = {x, y}, size[2] = {n, m};
+    for (int i = 0; i < 2; i++) {
+        int64_t k = size[i];
+        if (mode == TEX_WRAP_MIRROR) {
+            int64_t r = ((v[i] % (2 * k)) + 2 * k) % (2 * k);
+            v[i] = r < k ? r : 2 * k - 1 - r;
+        } else {
+            v[i] = ((v[i] % k) + k) % k;
+        }
+    }
+    return (float)edge_pattern((uint32_t)v[0], (uint32_t)v[1], c) / 255.0f;
+}
+
+/* Repeating and mirrored taps many copies away from the image, both ways,
+ * on power-of-two sizes (wrapped by a mask) and others (by division): each
+ * must blend the same four texels as the arithmetic definition. */
+static void
+case_wrap_far(const char *arg)
+{
+    (void)arg;
+    static const struct {
+        const char *name;
+        uint32_t    w, h;
+    } images[] = {{"far_pow2.png", 64, 32}, {"far_other.png", 48, 40}, {"far_one.png", 1, 2}};
+    static const float    coords[] = {-1000.75f, -200.25f, -64.5f, -0.75f,  0.25f,
+                                      31.5f,     70.25f,   300.5f, 4097.25f};
+    static const tex_wrap modes[] = {TEX_WRAP_PERIODIC, TEX_WRAP_MIRROR};
+    tex_system           *ts = system_new();
+    tex_thread           *tc = thread_new(ts);
+    for (size_t im = 0; im < sizeof images / sizeof *images; im++) {
+        uint32_t w = images[im].w, h = images[im].h;
+        ustr     name = png_make(images[im].name, w, h, 3, edge_pattern);
+        for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
+            for (size_t i = 0; i < sizeof coords / sizeof *coords; i++)
+                for (size_t j = 0; j < sizeof coords / sizeof *coords; j += 2) {
+                    tex_opts o = {.raw = true,
+                                  .filter = TEX_FILTER_BILINEAR,
+                                  .swrap = modes[m],
+                                  .twrap = modes[m]};
+                    float    rgba[4], x = coords[i], y = coords[j];
+                    CHECK_EQ_INT(tex_lookup(ts, tc, name, (x + 0.5f) / (float)w,
+                                            (y + 0.5f) / (float)h, NULL, &o, rgba),
+                                 TEX_OK);
+                    int64_t x0 = (int64_t)floorf(x), y0 = (int64_t)floorf(y);
+                    float   fx = x - (float)x0, fy = y - (float)y0;
+                    for (uint32_t c = 0; c < 3; c++) {
+                        float a = far_texel(x0, y0, w, h, c, modes[m]);
+                        float b = far_texel(x0 + 1, y0, w, h, c, modes[m]);
+                        float d = far_texel(x0, y0 + 1, w, h, c, modes[m]);
+                        float e = far_texel(x0 + 1, y0 + 1, w, h, c, modes[m]);
+                        float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+                        CHECK_NEAR(rgba[c], top + (bottom - top) * fy);
+                    }
+                }
+    }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 static unsigned
 nearly_constant(uint32_t x, uint32_t y, uint32_t c)
 {
@@ -1373,6 +1437,7 @@ main(int argc, char **argv)
         {"constant", case_constant},
         {"flood", case_flood},
         {"tile_edges", case_tile_edges},
+        {"wrap_far", case_wrap_far},
         {"mip_chain", case_mip_chain},
         {"maketx_levels", case_maketx_levels},
         {"spill_levels", case_spill_levels},
