@@ -44,9 +44,9 @@ typedef struct fetch {
 
 /* v mod p in [0, p), p > 0. A power of two (every level of a power-of-two
  * texture) by a mask, which two's complement makes right for negative v
- * too: textures repeated across a surface wrap most taps, and a 64-bit
- * division in each coordinate of each tap was the longest wait of a lookup
- * (1.4 per tap on the default scene, callgrind). */
+ * too: textures repeated across a surface wrap most taps, and took 1.4
+ * 64-bit divisions per tap on the default scene (callgrind), each on the
+ * way to the tap's texels. */
 static inline int64_t
 modulo(int64_t v, int64_t p)
 {

@@ -255,9 +255,7 @@ void       tex__cache_free(tex_system *ts);
 /* Tile `index` of a level (row by row: ty * tiles_x + tx, below
  * tiles_x * tiles_y), loaded if needed, and protected by the thread's
  * hazard pointer until its next call or tex__tile_release(). NULL: it could
- * not be read (counted, reported). The caller has the index from the
- * texel's position: with power-of-two tiles, by shifts; taking (x, y) here
- * cost two integer divisions on every tap's way to its texels. */
+ * not be read (counted, reported). */
 const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
                                uint32_t index);
 void             tex__tile_release(tex_thread *tc);

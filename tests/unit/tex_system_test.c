@@ -1244,21 +1244,34 @@ edge_pattern(uint32_t x, uint32_t y, uint32_t c)
     return (x * 7 + y * 13 + c * 50) & 255;
 }
 
+/* Texel (x, y) of an n x m image of edge_pattern, any distance outside it,
+ * wrapped as `mode` wraps: the reference for case_wrap_far. */
+static float
+far_texel(int64_t x, int64_t y, int64_t n, int64_t m, uint32_t c, tex_wrap mode)
+{
+    int64_t v[2] = {x, y}, size[2] = {n, m};
+    for (int i = 0; i < 2; i++) {
+        int64_t k = size[i];
+        if (mode == TEX_WRAP_MIRROR) {
+            int64_t r = ((v[i] % (2 * k)) + 2 * k) % (2 * k);
+            v[i] = r < k ? r : 2 * k - 1 - r;
+        } else {
+            v[i] = ((v[i] % k) + k) % k;
+        }
+    }
+    return (float)edge_pattern((uint32_t)v[0], (uint32_t)v[1], c) / 255.0f;
+}
+
 /* Texel (x, y) of edge_pattern's 150x150 image, wrapped as `mode` wraps. */
 static float
 edge_texel(int64_t x, int64_t y, uint32_t c, tex_wrap mode)
 {
     const int64_t n = 150;
-    int64_t       v[2] = {x, y};
-    for (int i = 0; i < 2; i++) {
-        if (mode == TEX_WRAP_CLAMP)
-            v[i] = v[i] < 0 ? 0 : v[i] >= n ? n - 1 : v[i];
-        else if (mode == TEX_WRAP_MIRROR)
-            v[i] = v[i] < 0 ? -1 - v[i] : v[i] >= n ? 2 * n - 1 - v[i] : v[i];
-        else
-            v[i] = ((v[i] % n) + n) % n;
-    }
-    return (float)edge_pattern((uint32_t)v[0], (uint32_t)v[1], c) / 255.0f;
+    if (mode != TEX_WRAP_CLAMP)
+        return far_texel(x, y, n, n, c, mode);
+    x = x < 0 ? 0 : x >= n ? n - 1 : x;
+    y = y < 0 ? 0 : y >= n ? n - 1 : y;
+    return (float)edge_pattern((uint32_t)x, (uint32_t)y, c) / 255.0f;
 }
 
 /* Bilinear taps whose four texels are not in one 64x64 tile: across a
@@ -1300,27 +1313,10 @@ case_tile_edges(const char *arg)
     tex_system_destroy(ts);
 }
 
-/* Texel (x, y) of an n x m image of edge_pattern, any distance outside it,
- * wrapped as `mode` wraps: the reference for case_wrap_far. */
-static float
-far_texel(int64_t x, int64_t y, int64_t n, int64_t m, uint32_t c, tex_wrap mode)
-{
-    int64_t v[2] = {x, y}, size[2] = {n, m};
-    for (int i = 0; i < 2; i++) {
-        int64_t k = size[i];
-        if (mode == TEX_WRAP_MIRROR) {
-            int64_t r = ((v[i] % (2 * k)) + 2 * k) % (2 * k);
-            v[i] = r < k ? r : 2 * k - 1 - r;
-        } else {
-            v[i] = ((v[i] % k) + k) % k;
-        }
-    }
-    return (float)edge_pattern((uint32_t)v[0], (uint32_t)v[1], c) / 255.0f;
-}
-
 /* Repeating and mirrored taps many copies away from the image, both ways,
  * on power-of-two sizes (wrapped by a mask) and others (by division): each
- * must blend the same four texels as the arithmetic definition. */
+ * must blend the same four texels as the arithmetic definition. (The 1x2
+ * image checks its height; every x of it is texel 0.) */
 static void
 case_wrap_far(const char *arg)
 {
@@ -1329,8 +1325,9 @@ case_wrap_far(const char *arg)
         const char *name;
         uint32_t    w, h;
     } images[] = {{"far_pow2.png", 64, 32}, {"far_other.png", 48, 40}, {"far_one.png", 1, 2}};
-    static const float    coords[] = {-1000.75f, -200.25f, -64.5f, -0.75f,  0.25f,
-                                      31.5f,     70.25f,   300.5f, 4097.25f};
+    /* +-3e9: beyond 32 bits, exactly representable, on a texel's corner. */
+    static const float    coords[] = {-3e9f, -1000.75f, -200.25f, -64.5f,   -0.75f, 0.25f,
+                                      31.5f, 70.25f,    300.5f,   4097.25f, 3e9f};
     static const tex_wrap modes[] = {TEX_WRAP_PERIODIC, TEX_WRAP_MIRROR};
     tex_system           *ts = system_new();
     tex_thread           *tc = thread_new(ts);
