@@ -484,7 +484,11 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
 {
     const rt_options *o = w->o;
     block             b;
+    rt_sampler_pixel  kept[RT__PACKET]; /* each pixel's pair seeds, made once */
     block_init(&b, w, tile, bx, by);
+    for (int l = 0; l < RT__PACKET; l++)
+        if (b.traced[l])
+            rt_sampler_pixel_init(&kept[l], o->seed, b.x[l], b.y[l]);
     for (unsigned s = 0; s < o->spp; s++) {
         rt__packet pk;
         rt_sampler smp[RT__PACKET];
@@ -493,7 +497,7 @@ render_block_path(rt__worker *w, const rect *tile, uint32_t bx, uint32_t by)
             if (!b.traced[l])
                 continue;
             float u[2];
-            rt_sampler_start(&smp[l], o->seed, b.x[l], b.y[l], s);
+            rt_sampler_start_kept(&smp[l], &kept[l], s);
             rt_sampler_2d(&smp[l], u);
             if (o->spp == 1)
                 u[0] = u[1] = 0.5f;

@@ -2,6 +2,7 @@
 #include "rt_sampler.h"
 
 #include <pthread.h>
+#include <string.h>
 
 /* A 32-bit hash with full avalanche (a "lowbias32"-style xorshift-multiply
  * mix): seeds for the scrambles. */
@@ -84,27 +85,70 @@ unit(uint32_t x)
     return (float)(x >> 8) * 0x1p-24f; /* 24 bits: never rounds up to 1 */
 }
 
+static uint32_t
+pixel_hash(uint64_t seed, uint32_t px, uint32_t py)
+{
+    uint32_t h = mix32((uint32_t)seed ^ mix32((uint32_t)(seed >> 32) + 0x9e3779b9U));
+    return mix32(h ^ mix32(px + mix32(py + 0x632be5abU)));
+}
+
 void
 rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, uint32_t index)
 {
-    uint32_t h = mix32((uint32_t)seed ^ mix32((uint32_t)(seed >> 32) + 0x9e3779b9U));
-    s->pixel = mix32(h ^ mix32(px + mix32(py + 0x632be5abU)));
+    s->pixel = pixel_hash(seed, px, py);
     s->index_reversed = reverse_bits(index);
     s->pair = 0;
+    s->kept = NULL;
     pthread_once(&sobol1_once, sobol1_init);
 }
 
-/* The next pair's seed and the index of this sample in the pair's own
- * order of the pixel's samples (an Owen scramble of the index, so pairs do
- * not line up with each other); returned bit-reversed, as Sobol points are
- * computed here. Each coordinate then scrambles with a hash of the seed:
- * a scramble needs every bit of its seed random (a cheaper derivation,
- * an odd multiple, correlated neighbouring pairs measurably). */
-static inline uint32_t
-pair_start(rt_sampler *s, uint32_t *seed)
+void
+rt_sampler_pixel_init(rt_sampler_pixel *p, uint64_t seed, uint32_t px, uint32_t py)
 {
-    *seed = mix32(s->pixel + s->pair++ * 0x9e3779b9U);
-    return lk(s->index_reversed, *seed);
+    p->hash = pixel_hash(seed, px, py);
+    p->known = 0;
+    pthread_once(&sobol1_once, sobol1_init);
+}
+
+void
+rt_sampler_start_kept(rt_sampler *s, rt_sampler_pixel *p, uint32_t index)
+{
+    s->pixel = p->hash;
+    s->index_reversed = reverse_bits(index);
+    s->pair = 0;
+    s->kept = p;
+}
+
+/* The next pair's seeds: its own, then each coordinate's, a hash of its
+ * own (a scramble needs every bit of its seed random: a cheaper
+ * derivation, an odd multiple, correlated neighbouring pairs measurably).
+ * From the pixel's kept seeds where an earlier sample made them; else made
+ * into buf, and kept when they are the pixel's next. Every sample draws
+ * its pairs in order from 0, so pairs below `known` are all made. */
+static inline const uint32_t *
+pair_seeds(rt_sampler *s, uint32_t buf[3])
+{
+    uint32_t          pair = s->pair++;
+    rt_sampler_pixel *p = s->kept;
+    if (p && pair < p->known)
+        return p->seeds[pair];
+    buf[0] = mix32(s->pixel + pair * 0x9e3779b9U);
+    buf[1] = mix32(buf[0] ^ 0x2c1b3c6dU);
+    buf[2] = mix32(buf[0] ^ 0x8da6b343U);
+    if (p && pair == p->known && pair < RT_SAMPLER_KEPT_PAIRS) {
+        memcpy(p->seeds[pair], buf, sizeof p->seeds[pair]);
+        p->known++;
+    }
+    return buf;
+}
+
+/* The index of this sample in the pair's own order of the pixel's samples
+ * (an Owen scramble of the index, so pairs do not line up with each
+ * other), bit-reversed back: the first Sobol dimension's point, reversed. */
+static inline uint32_t
+pair_index(const rt_sampler *s, uint32_t pair_seed)
+{
+    return reverse_bits(lk(s->index_reversed, pair_seed));
 }
 
 void
@@ -112,14 +156,17 @@ rt_sampler_2d(rt_sampler *s, float u[2])
 {
     /* Each coordinate is a Sobol dimension, Owen-scrambled; computed
      * bit-reversed, where the scramble works, so reversals cancel but one. */
-    uint32_t seed, i = reverse_bits(pair_start(s, &seed));
-    u[0] = unit(reverse_bits(lk(i, mix32(seed ^ 0x2c1b3c6dU))));
-    u[1] = unit(reverse_bits(lk(sobol1_reversed(i), mix32(seed ^ 0x8da6b343U))));
+    uint32_t        buf[3];
+    const uint32_t *seed = pair_seeds(s, buf);
+    uint32_t        i = pair_index(s, seed[0]);
+    u[0] = unit(reverse_bits(lk(i, seed[1])));
+    u[1] = unit(reverse_bits(lk(sobol1_reversed(i), seed[2])));
 }
 
 float
 rt_sampler_1d(rt_sampler *s)
 {
-    uint32_t seed, i = reverse_bits(pair_start(s, &seed));
-    return unit(reverse_bits(lk(i, mix32(seed ^ 0x2c1b3c6dU))));
+    uint32_t        buf[3];
+    const uint32_t *seed = pair_seeds(s, buf);
+    return unit(reverse_bits(lk(pair_index(s, seed[0]), seed[1])));
 }

@@ -169,6 +169,45 @@ case_determinism(const char *arg)
     free(keys);
 }
 
+/* A pixel's kept seeds change no value: its samples, drawn one after
+ * another through rt_sampler_start_kept() as the path tracer draws them,
+ * each reaching a different number of pairs (past the kept ones, with 1d
+ * and 2d draws), give what rt_sampler_start() gives each on its own. */
+static void
+case_kept(const char *arg)
+{
+    (void)arg;
+    static const uint32_t px[] = {0, 5, 1919, UINT32_MAX};
+    for (size_t k = 0; k < NSEEDS; k++)
+        for (size_t i = 0; i < sizeof px / sizeof px[0]; i++) {
+            uint32_t         x = px[i], y = px[(i + 1) % 4];
+            rt_sampler_pixel kept;
+            rt_sampler_pixel_init(&kept, seeds[k], x, y);
+            for (uint32_t index = 0; index < 48; index++) {
+                rt_sampler a, b;
+                rt_sampler_start_kept(&a, &kept, index);
+                rt_sampler_start(&b, seeds[k], x, y, index);
+                uint32_t pairs = (index * 7 + 3) % (RT_SAMPLER_KEPT_PAIRS + 9);
+                for (uint32_t d = 0; d < pairs; d++) {
+                    float ua[2] = {0, 0}, ub[2] = {0, 0};
+                    if ((d + index) % 3 == 0) {
+                        ua[0] = rt_sampler_1d(&a);
+                        ub[0] = rt_sampler_1d(&b);
+                    } else {
+                        rt_sampler_2d(&a, ua);
+                        rt_sampler_2d(&b, ub);
+                    }
+                    CHECKF(same_pair(ua, ub),
+                           "seed %llx pixel (%u, %u) index %u pair %u: kept (%.9g %.9g), "
+                           "fresh (%.9g %.9g)",
+                           (unsigned long long)seeds[k], x, y, index, d, ua[0], ua[1], ub[0],
+                           ub[1]);
+                }
+            }
+            CHECK_EQ_INT(kept.known, RT_SAMPLER_KEPT_PAIRS); /* some sample went past them */
+        }
+}
+
 /* Every value in [0, 1), and the values reach both ends of it. */
 static void
 case_range(const char *arg)
@@ -1115,6 +1154,7 @@ case_sincos(const char *arg)
 
 static const rt_test_case cases[] = {
     {"determinism", case_determinism},
+    {"kept", case_kept},
     {"range", case_range},
     {"stratification", case_stratification},
     {"uniformity", case_uniformity},
