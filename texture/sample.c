@@ -222,7 +222,7 @@ blend_u8(const float *lut, const uint8_t *p, size_t nc, size_t row, float fx, fl
  * case per channel count so that nothing is decided per channel. Its
  * arithmetic is the general path's (blending a channel before expanding
  * grey to RGB gives the same bits as after), so both agree exactly. */
-static inline void
+static inline __attribute__((always_inline)) void
 bilerp_u8(const fetch *q, const uint8_t *p, size_t row, float fx, float fy, float rgba[4])
 {
     const float *colour = q->decode_srgb ? srgb_u8 : unorm_u8; /* alpha is never sRGB */
@@ -342,37 +342,30 @@ bilerp_u8_gathered(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, f
     return true;
 }
 
-static void
-bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
+/* Whether texels (x0, y0) to (x0 + 1, y0 + 1) all lie inside the level and
+ * in one tile; if so, the tile's index and (x0, y0)'s offset in it. */
+static inline bool
+in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, uint32_t *index,
+            size_t *offset)
+{
+    return x0 >= 0 && y0 >= 0 && (uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
+           locate(f, lv, (uint32_t)x0, (uint32_t)y0, index, offset);
+}
+
+/* A tap other than the usual 8-bit one inside a tile: other sample types,
+ * and taps whose texels are not in one tile or cross the image's edge. Out
+ * of line, so that the usual tap stays short where trilinear() inlines it. */
+static __attribute__((noinline)) void
+bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float fy, float rgba[4])
 {
     const tex__level *lv = &q->f->levels[level];
-    float             x = s * lv->width - 0.5f, y = t * lv->height - 0.5f;
-    int64_t           x0 = floor_to_int(x), y0 = floor_to_int(y);
-    float             fx = x - (float)x0, fy = y - (float)y0;
-    if (!(fx >= 0 && fx <= 1))
-        fx = 0; /* far outside the image, where float has no fraction left */
-    if (!(fy >= 0 && fy <= 1))
-        fy = 0;
-    /* A repeating texture read beyond its first copy (UVs scaled past 1):
-     * move the tap into the first copy, once, rather than wrapping each of
-     * its texels; (x0 + 1) mod n is still the right neighbour. */
-    if (q->o->swrap == TEX_WRAP_PERIODIC && (uint64_t)x0 >= lv->width)
-        wrap_outside(&x0, lv->width, TEX_WRAP_PERIODIC);
-    if (q->o->twrap == TEX_WRAP_PERIODIC && (uint64_t)y0 >= lv->height)
-        wrap_outside(&y0, lv->height, TEX_WRAP_PERIODIC);
-    float    a[4], b[4], c[4], d[4];
-    uint32_t tw = q->f->info.tile_width, index;
-    size_t   i;
-    /* The usual case: all four texels inside the image and in one tile. */
-    if (x0 >= 0 && y0 >= 0 && (uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
-        locate(q->f, lv, (uint32_t)x0, (uint32_t)y0, &index, &i)) {
+    float             a[4], b[4], c[4], d[4];
+    uint32_t          tw = q->f->info.tile_width, index;
+    size_t            i;
+    if (q->f->info.type != TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile) {
             size_t nc = q->f->info.nchannels, row = (size_t)tw * nc;
-            if (q->f->info.type == TEX_TYPE_U8) {
-                bilerp_u8(q, tile->texels + i, row, fx, fy, rgba);
-                return;
-            }
             decode_texel(q, tile->texels, i, a);
             decode_texel(q, tile->texels, i + nc, b);
             decode_texel(q, tile->texels, i + row, c);
@@ -391,6 +384,39 @@ blend:
         float top = a[k] + (b[k] - a[k]) * fx, bottom = c[k] + (d[k] - c[k]) * fx;
         rgba[k] = top + (bottom - top) * fy;
     }
+}
+
+static inline __attribute__((always_inline)) void
+bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
+{
+    const tex__level *lv = &q->f->levels[level];
+    float             x = s * lv->width - 0.5f, y = t * lv->height - 0.5f;
+    int64_t           x0 = floor_to_int(x), y0 = floor_to_int(y);
+    float             fx = x - (float)x0, fy = y - (float)y0;
+    if (!(fx >= 0 && fx <= 1))
+        fx = 0; /* far outside the image, where float has no fraction left */
+    if (!(fy >= 0 && fy <= 1))
+        fy = 0;
+    /* A repeating texture read beyond its first copy (UVs scaled past 1):
+     * move the tap into the first copy, once, rather than wrapping each of
+     * its texels; (x0 + 1) mod n is still the right neighbour. */
+    if (q->o->swrap == TEX_WRAP_PERIODIC && (uint64_t)x0 >= lv->width)
+        wrap_outside(&x0, lv->width, TEX_WRAP_PERIODIC);
+    if (q->o->twrap == TEX_WRAP_PERIODIC && (uint64_t)y0 >= lv->height)
+        wrap_outside(&y0, lv->height, TEX_WRAP_PERIODIC);
+    uint32_t index;
+    size_t   i;
+    /* The usual case: 8-bit texels, all four inside the image and in one
+     * tile. A tile that cannot be read goes the long way, as the others. */
+    if (q->f->info.type == TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
+        const tex__tile *tile = tile_at(q, level, index);
+        if (tile) {
+            bilerp_u8(q, tile->texels + i, (size_t)q->f->info.tile_width * q->f->info.nchannels, fx,
+                      fy, rgba);
+            return;
+        }
+    }
+    bilinear_other(q, level, x0, y0, fx, fy, rgba);
 }
 
 /* Bilinear at a fractional level: the two levels around it, blended. */
