@@ -14,7 +14,8 @@
  * or, for many samples of a pixel, rt_sampler_pixel_init() and
  * rt_sampler_start_kept() (below).
  *
- * Plain values: a sampler lives on one thread's stack. */
+ * Plain values, no locks: a sampler lives on one thread's stack, and a kept
+ * sampler writes into its pixel's rt_sampler_pixel (below). */
 #ifndef RT_SAMPLER_H
 #define RT_SAMPLER_H
 
@@ -23,7 +24,8 @@
 /* What every sample of one pixel shares: the seeds of its pairs of
  * dimensions (three hashes a pair, of the pixel and the pair's number
  * only), made by the first sample to reach a pair and kept for the rest.
- * Plain values, like a sampler; one per pixel being sampled. */
+ * Samplers started from it write into it: one thread at a time uses it,
+ * and it outlives every sampler started from it. */
 #define RT_SAMPLER_KEPT_PAIRS 32
 typedef struct rt_sampler_pixel {
     uint32_t hash;  /* of the seed and the pixel */
@@ -45,8 +47,10 @@ void rt_sampler_start(rt_sampler *s, uint64_t seed, uint32_t px, uint32_t py, ui
  * each of its samples, which reuses the seeds earlier samples made (made
  * afresh at every sample, they were a fifth to a quarter of the sampler's
  * instructions). The values drawn are those of rt_sampler_start(s, seed,
- * px, py, index); the first RT_SAMPLER_KEPT_PAIRS pairs are kept, later
- * ones made afresh. */
+ * px, py, index), in whatever order the pixel's samples are drawn, even
+ * interleaved; the first RT_SAMPLER_KEPT_PAIRS pairs are kept, later ones
+ * made afresh. rt_sampler_start_kept() needs p made by
+ * rt_sampler_pixel_init() (which also sets up the sampler's tables). */
 void rt_sampler_pixel_init(rt_sampler_pixel *p, uint64_t seed, uint32_t px, uint32_t py);
 void rt_sampler_start_kept(rt_sampler *s, rt_sampler_pixel *p, uint32_t index);
 

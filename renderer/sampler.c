@@ -123,8 +123,9 @@ rt_sampler_start_kept(rt_sampler *s, rt_sampler_pixel *p, uint32_t index)
  * own (a scramble needs every bit of its seed random: a cheaper
  * derivation, an odd multiple, correlated neighbouring pairs measurably).
  * From the pixel's kept seeds where an earlier sample made them; else made
- * into buf, and kept when they are the pixel's next. Every sample draws
- * its pairs in order from 0, so pairs below `known` are all made. */
+ * into buf, and kept when they are the pixel's next. seeds[k] for every k
+ * below `known` was made from this pixel's hash, whoever made it; drawing
+ * pairs in order from 0, as every sample does, is what fills them. */
 static inline const uint32_t *
 pair_seeds(rt_sampler *s, uint32_t buf[3])
 {

@@ -353,8 +353,9 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
 }
 
 /* A tap other than the usual 8-bit one inside a tile: other sample types,
- * and taps whose texels are not in one tile or cross the image's edge. Out
- * of line, so that the usual tap stays short where trilinear() inlines it. */
+ * taps whose texels are not in one tile or cross the image's edge, and an
+ * 8-bit tap in one tile that cannot be read. Out of line, so that the
+ * usual tap stays short where trilinear() inlines it. */
 static __attribute__((noinline)) void
 bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float fy, float rgba[4])
 {

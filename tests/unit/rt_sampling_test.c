@@ -169,34 +169,49 @@ case_determinism(const char *arg)
     free(keys);
 }
 
-/* A pixel's kept seeds change no value: its samples, drawn one after
- * another through rt_sampler_start_kept() as the path tracer draws them,
- * each reaching a different number of pairs (past the kept ones, with 1d
- * and 2d draws), give what rt_sampler_start() gives each on its own. */
+/* Draw number d of sample `index`, 1d or 2d (a pattern every test of kept
+ * seeds shares), into u. */
+static void
+kept_draw(rt_sampler *s, uint32_t index, uint32_t d, float u[2])
+{
+    u[0] = u[1] = 0;
+    if ((d + index) % 3 == 0)
+        u[0] = rt_sampler_1d(s);
+    else
+        rt_sampler_2d(s, u);
+}
+
+/* Pairs sample `index` draws: from 3 to past the kept ones. */
+static uint32_t
+kept_pairs(uint32_t index)
+{
+    return (index * 7 + 3) % (RT_SAMPLER_KEPT_PAIRS + 9);
+}
+
+/* A pixel's kept seeds change no value: its samples, each reaching a
+ * different number of pairs (past the kept ones, with 1d and 2d draws),
+ * give what rt_sampler_start() gives each on its own, drawn one after
+ * another as the path tracer draws them, and two at once, interleaved,
+ * in descending and ascending order. */
 static void
 case_kept(const char *arg)
 {
     (void)arg;
     static const uint32_t px[] = {0, 5, 1919, UINT32_MAX};
+    const size_t          npx = sizeof px / sizeof px[0];
     for (size_t k = 0; k < NSEEDS; k++)
-        for (size_t i = 0; i < sizeof px / sizeof px[0]; i++) {
-            uint32_t         x = px[i], y = px[(i + 1) % 4];
+        for (size_t i = 0; i < npx; i++) {
+            uint32_t         x = px[i], y = px[(i + 1) % npx];
             rt_sampler_pixel kept;
             rt_sampler_pixel_init(&kept, seeds[k], x, y);
             for (uint32_t index = 0; index < 48; index++) {
                 rt_sampler a, b;
                 rt_sampler_start_kept(&a, &kept, index);
                 rt_sampler_start(&b, seeds[k], x, y, index);
-                uint32_t pairs = (index * 7 + 3) % (RT_SAMPLER_KEPT_PAIRS + 9);
-                for (uint32_t d = 0; d < pairs; d++) {
-                    float ua[2] = {0, 0}, ub[2] = {0, 0};
-                    if ((d + index) % 3 == 0) {
-                        ua[0] = rt_sampler_1d(&a);
-                        ub[0] = rt_sampler_1d(&b);
-                    } else {
-                        rt_sampler_2d(&a, ua);
-                        rt_sampler_2d(&b, ub);
-                    }
+                for (uint32_t d = 0; d < kept_pairs(index); d++) {
+                    float ua[2], ub[2];
+                    kept_draw(&a, index, d, ua);
+                    kept_draw(&b, index, d, ub);
                     CHECKF(same_pair(ua, ub),
                            "seed %llx pixel (%u, %u) index %u pair %u: kept (%.9g %.9g), "
                            "fresh (%.9g %.9g)",
@@ -205,6 +220,30 @@ case_kept(const char *arg)
                 }
             }
             CHECK_EQ_INT(kept.known, RT_SAMPLER_KEPT_PAIRS); /* some sample went past them */
+
+            /* Two samples live at once on a fresh pixel, draws alternating. */
+            rt_sampler_pixel_init(&kept, seeds[k], x, y);
+            for (uint32_t n = 0; n < 24; n++) {
+                uint32_t   index[2] = {47 - n, n};
+                rt_sampler a[2], b[2];
+                for (int m = 0; m < 2; m++) {
+                    rt_sampler_start_kept(&a[m], &kept, index[m]);
+                    rt_sampler_start(&b[m], seeds[k], x, y, index[m]);
+                }
+                for (uint32_t d = 0; d < RT_SAMPLER_KEPT_PAIRS + 9; d++)
+                    for (int m = 0; m < 2; m++) {
+                        if (d >= kept_pairs(index[m]))
+                            continue;
+                        float ua[2], ub[2];
+                        kept_draw(&a[m], index[m], d, ua);
+                        kept_draw(&b[m], index[m], d, ub);
+                        CHECKF(same_pair(ua, ub),
+                               "interleaved: seed %llx pixel (%u, %u) index %u pair %u: kept "
+                               "(%.9g %.9g), fresh (%.9g %.9g)",
+                               (unsigned long long)seeds[k], x, y, index[m], d, ua[0], ua[1], ub[0],
+                               ub[1]);
+                    }
+            }
         }
 }
 
