@@ -510,10 +510,10 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
      * its steps in a fixed order, where CalcTangentSpace comes right after
      * GenSmoothNormals, so the second pass sees what one pass would have
      * shown it, and gives the same tangents. Otherwise the smooth normals
-     * of a mesh without any, and the joining of identical vertices, are
-     * rt__scene_build()'s (scene_mesh.c, mesh_join_make()), in O(n):
-     * assimp's steps search by a spatial sort, most of a large mesh's
-     * load. */
+     * of a mesh without any (scene_normals.c) and the joining of identical
+     * vertices (scene_mesh.c, mesh_join_make()) are rt__scene_build()'s,
+     * in O(n): assimp's steps search by a spatial sort, most of a large
+     * mesh's load. */
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) {
         snprintf(err, RT_ERR_LEN, "out of memory");

@@ -202,6 +202,13 @@ pos_index_join(pos_index *t, const struct aiMesh *m, const struct aiVector3D *no
     return UINT32_MAX;
 }
 
+/* Mesh m's normals: the file's, else those j made (NULL before it did). */
+static const struct aiVector3D *
+join_normals(const struct aiMesh *m, const mesh_join *j)
+{
+    return m->mNormals ? m->mNormals : j->normals;
+}
+
 /* Fills j for mesh m: its normals where it has none (smooth, as assimp's
  * step would have made them: rt__normals_smooth()), which vertices its
  * triangles use, and which of them join. Each face index must address one
@@ -234,7 +241,7 @@ mesh_join_make(const struct aiMesh *m, bool scene_uv1, mesh_join *j)
     }
     if (!m->mNormals && rt__normals_smooth(m, &j->normals) != RT_OK)
         return RT_ERR_NOMEM;
-    const struct aiVector3D *normals = m->mNormals ? m->mNormals : j->normals;
+    const struct aiVector3D *normals = join_normals(m, j);
     size_t                   nk = nused ? nused : 1;
     pos_index t = {.hashes = malloc(nk * sizeof *t.hashes), .older = malloc(nk * sizeof *t.older)};
     bool      uv1 = scene_uv1 && m->mTextureCoords[1];
@@ -277,7 +284,7 @@ mesh_append(walk *w, const struct aiMesh *m, const mesh_join *j, const xform *x)
     uint32_t  base = (uint32_t)w->nverts;
     double    nm[3][3], det;
     xform_normal_matrix(x, nm, &det);
-    const struct aiVector3D *normals = m->mNormals ? m->mNormals : j->normals;
+    const struct aiVector3D *normals = join_normals(m, j);
 
     for (uint32_t u = 0; u < j->nkept; u++) {
         uint32_t i = base + u, v = j->kept[u];

@@ -342,6 +342,13 @@ bilerp_u8_gathered(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, f
     return true;
 }
 
+/* Samples in one row of a tile. */
+static inline size_t
+tile_row(const tex__file *f)
+{
+    return (size_t)f->info.tile_width * f->info.nchannels;
+}
+
 /* Whether texels (x0, y0) to (x0 + 1, y0 + 1) all lie inside the level and
  * in one tile; if so, the tile's index and (x0, y0)'s offset in it. */
 static inline bool
@@ -361,12 +368,12 @@ bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float
 {
     const tex__level *lv = &q->f->levels[level];
     float             a[4], b[4], c[4], d[4];
-    uint32_t          tw = q->f->info.tile_width, index;
+    uint32_t          index;
     size_t            i;
     if (q->f->info.type != TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile) {
-            size_t nc = q->f->info.nchannels, row = (size_t)tw * nc;
+            size_t nc = q->f->info.nchannels, row = tile_row(q->f);
             decode_texel(q, tile->texels, i, a);
             decode_texel(q, tile->texels, i + nc, b);
             decode_texel(q, tile->texels, i + row, c);
@@ -412,8 +419,7 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
     if (q->f->info.type == TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile) {
-            bilerp_u8(q, tile->texels + i, (size_t)q->f->info.tile_width * q->f->info.nchannels, fx,
-                      fy, rgba);
+            bilerp_u8(q, tile->texels + i, tile_row(q->f), fx, fy, rgba);
             return;
         }
     }
