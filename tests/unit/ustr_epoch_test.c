@@ -2,12 +2,17 @@
  * freed once no record is inside an epoch that could hold it, and not
  * before. Run with USTR_NO_MEMBARRIER unset (the asymmetric fence, where the
  * kernel offers membarrier) and set (the symmetric one); the racing side
- * is the stress tests' (ThreadSanitizer, more threads than cores). */
+ * is the stress tests' (ThreadSanitizer, more threads than cores). And the
+ * fence's registration, made before main(). */
+#define _DEFAULT_SOURCE /* syscall() */
 #include "check.h"
 #include "ustr_epoch.h"
 
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef struct object {
     ustr_epoch_node node; /* first: the node is the object */
@@ -106,12 +111,37 @@ case_rules(const char *arg)
     free(early), free(late);
 }
 
+/* The registration was made before main(), while the process had one
+ * thread (fence.c: made later, with threads alive, it costs an RCU grace
+ * period). Nothing here has made a domain or called ustr_fence_init(), yet
+ * the fence is already asymmetric and the writer's membarrier is allowed
+ * (it fails with EPERM in an unregistered process). */
+static void
+case_early(const char *arg)
+{
+    (void)arg;
+    bool before = ustr_fence_asymmetric();
+    ustr_fence_init();
+    bool after = ustr_fence_asymmetric();
+    if (getenv("USTR_NO_MEMBARRIER")) {
+        CHECK(!before && !after);
+        return;
+    }
+    CHECK(before == after); /* registering only now is the late registration */
+    if (!after) {
+        fprintf(stderr, "skipped: membarrier(2) registration failed here, or ThreadSanitizer\n");
+        exit(77);
+    }
+    CHECK_EQ_INT((int)syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0), 0);
+}
+
 int
 main(int argc, char **argv)
 {
     static const rt_test_case cases[] = {
         {"mode", case_mode},
         {"rules", case_rules},
+        {"early", case_early},
         {NULL, NULL},
     };
     return rt_test_main(cases, argc, argv);
