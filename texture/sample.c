@@ -359,6 +359,74 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
            locate(f, lv, (uint32_t)x0, (uint32_t)y0, index, offset);
 }
 
+#if defined(__x86_64__)
+/* The wide tap: bilinear_other()'s tap on half or float RGB or RGBA texels
+ * inside one tile, a texel's four channels in one register. Each texel is
+ * decoded to the values decode_texel() and expand() give (F16C converts
+ * halves exactly, as the scalar decoder does) and blended by the same
+ * arithmetic, lane by lane, so the bits are the general path's. An
+ * environment map is such a texture, looked up at every path's end and
+ * every light sample; the general path spent a call and a copy on each
+ * texel. Grey half and float textures, rare, take the general path. */
+
+/* A texel's samples as RGBA, read as four samples: what follows a texel in
+ * its tile is still the tile's, except after the tap's last texel (k = 3),
+ * which an RGB texture reads from one sample early (`early`: its samples
+ * in lanes 1-3) so as never to read past a tile's end. */
+static inline __attribute__((always_inline)) __m128
+texel_lanes(__m128 v, uint32_t nc, bool early, float fill_a)
+{
+    if (nc == 4)
+        return v;
+    if (early)
+        v = _mm_shuffle_ps(v, v, _MM_SHUFFLE(0, 3, 2, 1)); /* v1 v2 v3 v0 */
+    __m128 fill = _mm_set1_ps(fill_a);
+    return _mm_shuffle_ps(v, _mm_unpackhi_ps(v, fill), _MM_SHUFFLE(1, 0, 1, 0)); /* v0 v1 v2 a */
+}
+
+/* bilinear_other()'s blend of texels t: (x0, y0), right, below, below right. */
+static inline __attribute__((always_inline)) void
+blend_lanes(const __m128 t[4], float fx, float fy, float rgba[4])
+{
+    __m128 x = _mm_set1_ps(fx), y = _mm_set1_ps(fy);
+    __m128 top = _mm_add_ps(t[0], _mm_mul_ps(_mm_sub_ps(t[1], t[0]), x));
+    __m128 bottom = _mm_add_ps(t[2], _mm_mul_ps(_mm_sub_ps(t[3], t[2]), x));
+    _mm_storeu_ps(rgba, _mm_add_ps(top, _mm_mul_ps(_mm_sub_ps(bottom, top), y)));
+}
+
+/* Four halves at p to floats (out of line: F16C is not every x86-64's). */
+__attribute__((target("f16c"))) static __m128
+halves4(const uint16_t *p)
+{
+    uint64_t bits;
+    memcpy(&bits, p, sizeof bits);
+    return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)bits));
+}
+
+/* The wide tap whose first texel is sample i of `texels`, if there is one;
+ * false: the caller's general path. */
+static bool
+bilerp_wide(const fetch *q, const unsigned char *texels, size_t i, float fx, float fy,
+            float rgba[4])
+{
+    uint32_t nc = q->f->info.nchannels;
+    tex_type type = q->f->info.type;
+    if (nc < 3 || !(type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && have_f16c)))
+        return false;
+    size_t row = tile_row(q->f), at[4] = {i, i + nc, i + row, i + row + nc};
+    __m128 t[4];
+    for (int k = 0; k < 4; k++) {
+        bool   early = nc == 3 && k == 3;
+        size_t from = at[k] - early;
+        __m128 v = type == TEX_TYPE_FLOAT ? _mm_loadu_ps((const float *)(const void *)texels + from)
+                                          : halves4((const uint16_t *)(const void *)texels + from);
+        t[k] = texel_lanes(v, nc, early, q->o->fill[3]);
+    }
+    blend_lanes(t, fx, fy, rgba);
+    return true;
+}
+#endif
+
 /* A tap other than the usual 8-bit one inside a tile: other sample types,
  * taps whose texels are not in one tile or cross the image's edge, and an
  * 8-bit tap in one tile that cannot be read. Out of line, so that the
@@ -372,6 +440,10 @@ bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float
     size_t            i;
     if (q->f->info.type != TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
+#if defined(__x86_64__)
+        if (tile && bilerp_wide(q, tile->texels, i, fx, fy, rgba))
+            return;
+#endif
         if (tile) {
             size_t nc = q->f->info.nchannels, row = tile_row(q->f);
             decode_texel(q, tile->texels, i, a);

@@ -495,6 +495,60 @@ case_exr_npot_tiles(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Bilinear taps on half and float EXRs of 1 to 4 channels in 16x16 tiles,
+ * at every texel of a 40x36 image: inside a tile an RGB or RGBA tap
+ * decodes a texel's channels in one register (sample.c, the wide tap); a
+ * grey one, and any tap across a tile's edge, goes texel by texel. Each
+ * must give the blend of the four texels, a grey image's value in R, G and
+ * B, and alpha from the file or else the fill's.
+ * Taps whose last texel is its tile's last (x0 and y0 at 14 mod 16) read
+ * that texel without reading past it. */
+static void
+case_wide_taps(const char *arg)
+{
+    (void)arg;
+    const uint32_t        w = 40, h = 36;
+    const float           fx = 0.25f, fy = 0.75f;
+    static const tex_type types[] = {TEX_TYPE_HALF, TEX_TYPE_FLOAT};
+    tex_system           *ts = system_new();
+    tex_thread           *tc = thread_new(ts);
+    for (size_t k = 0; k < 2; k++)
+        for (uint32_t nc = 1; nc <= 4; nc++) {
+            char name[64];
+            snprintf(name, sizeof name, "wide_%s_%u.exr", k ? "float" : "half", nc);
+            ustr     file = exr_make(name, w, h, nc, types[k], 16, ramp_xy);
+            tex_opts o = {.raw = true, .filter = TEX_FILTER_BILINEAR, .fill = {0, 0, 0, 0.125f}};
+            int      bad = 0;
+            for (uint32_t y0 = 0; y0 + 1 < h; y0++)
+                for (uint32_t x0 = 0; x0 + 1 < w; x0++) {
+                    float rgba[4], want[4];
+                    CHECK_EQ_INT(tex_lookup(ts, tc, file, (x0 + fx + 0.5f) / w,
+                                            (y0 + fy + 0.5f) / h, NULL, &o, rgba),
+                                 TEX_OK);
+                    for (uint32_t c = 0; c < nc; c++) {
+                        float a = (float)ramp_xy(x0, y0, c), b = (float)ramp_xy(x0 + 1, y0, c);
+                        float d = (float)ramp_xy(x0, y0 + 1, c);
+                        float e = (float)ramp_xy(x0 + 1, y0 + 1, c);
+                        float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+                        want[c] = top + (bottom - top) * fy;
+                    }
+                    if (nc <= 2)
+                        want[3] = nc == 2 ? want[1] : o.fill[3], want[1] = want[2] = want[0];
+                    else if (nc == 3)
+                        want[3] = o.fill[3];
+                    for (int c = 0; c < 4; c++)
+                        bad += !(fabsf(rgba[c] - want[c]) < 1e-3f);
+                    if (bad == 1)
+                        fprintf(stderr, "%s: tap at (%u, %u): %g %g %g %g, not %g %g %g %g\n", name,
+                                x0, y0, rgba[0], rgba[1], rgba[2], rgba[3], want[0], want[1],
+                                want[2], want[3]);
+                }
+            CHECK_EQ_INT(bad, 0);
+        }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 static int  exr_reports;
 static char exr_report_name[512];
 
@@ -1434,6 +1488,7 @@ main(int argc, char **argv)
         {"constant", case_constant},
         {"flood", case_flood},
         {"tile_edges", case_tile_edges},
+        {"wide_taps", case_wide_taps},
         {"wrap_far", case_wrap_far},
         {"mip_chain", case_mip_chain},
         {"maketx_levels", case_maketx_levels},
