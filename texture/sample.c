@@ -411,7 +411,7 @@ bilerp_wide(const fetch *q, const unsigned char *texels, size_t i, float fx, flo
 {
     uint32_t nc = q->f->info.nchannels;
     tex_type type = q->f->info.type;
-    if (nc < 3 || !(type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && have_f16c)))
+    if ((nc != 3 && nc != 4) || !(type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && have_f16c)))
         return false;
     size_t row = tile_row(q->f), at[4] = {i, i + nc, i + row, i + row + nc};
     __m128 t[4];
