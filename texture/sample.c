@@ -135,15 +135,25 @@ decode(const void *texels, size_t i, tex_type type, bool srgb)
     }
 }
 
-/* Up to four halves to floats. */
 #if defined(__x86_64__)
 #include <immintrin.h>
+/* The four halves at p to floats (out of line where the caller is not
+ * built for F16C, which not every x86-64 has). */
+__attribute__((target("f16c"))) static __m128
+halves4(const uint16_t *p)
+{
+    uint64_t bits;
+    memcpy(&bits, p, sizeof bits);
+    return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)bits));
+}
+
+/* Up to four halves to floats. */
 __attribute__((target("f16c"))) static void
 halves_f16c(const uint16_t *p, uint32_t n, float v[4])
 {
-    uint16_t h[8] = {0}; /* a copy: reading 4 past a tile's last texel could overrun */
+    uint16_t h[4] = {0}; /* a copy: reading 4 past a tile's last texel could overrun */
     memcpy(h, p, n * sizeof *p);
-    _mm_storeu_ps(v, _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)h)));
+    _mm_storeu_ps(v, halves4(h));
 }
 #endif
 
@@ -392,15 +402,6 @@ blend_lanes(const __m128 t[4], float fx, float fy, float rgba[4])
     __m128 top = _mm_add_ps(t[0], _mm_mul_ps(_mm_sub_ps(t[1], t[0]), x));
     __m128 bottom = _mm_add_ps(t[2], _mm_mul_ps(_mm_sub_ps(t[3], t[2]), x));
     _mm_storeu_ps(rgba, _mm_add_ps(top, _mm_mul_ps(_mm_sub_ps(bottom, top), y)));
-}
-
-/* Four halves at p to floats (out of line: F16C is not every x86-64's). */
-__attribute__((target("f16c"))) static __m128
-halves4(const uint16_t *p)
-{
-    uint64_t bits;
-    memcpy(&bits, p, sizeof bits);
-    return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)bits));
 }
 
 /* The wide tap whose first texel is sample i of `texels`, if there is one;

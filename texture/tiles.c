@@ -410,9 +410,8 @@ tex__tile_release(tex_thread *tc)
 const tex__tile *
 tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
 {
-    /* By index, which the caller has from the texel's position (by shifts
-     * for power-of-two tiles): from (x, y) it took two integer divisions on
-     * every tap's way to its texels. */
+    /* By index, which the caller has already found from the texel's
+     * position (by shifts for power-of-two tiles), so no tap divides here. */
     tex__tile *t = protect(tc, &f->levels[level].tiles[index]);
     if (t) {
         tex__count(&tc->counters.tile_hits, 1);

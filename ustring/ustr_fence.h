@@ -27,8 +27,10 @@
 /* Registers for expedited membarriers, once per process; later calls do
  * nothing. Call it before the first announcement that relies on it (every
  * domain's init does). Thread-safe. A constructor in fence.c calls it
- * before main(), while the process has one thread: registering with a
- * second thread alive waits out an RCU grace period (13-17 ms measured). */
+ * before main(), while the process normally has one thread: registering
+ * with a second thread alive waits out an RCU grace period (13-17 ms
+ * measured). So USTR_NO_MEMBARRIER must be in the environment at exec;
+ * setting it from inside the program comes too late. */
 void ustr_fence_init(void);
 
 /* Whether announcements are relaxed (membarrier registered). Written once,

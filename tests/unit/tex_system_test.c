@@ -501,8 +501,9 @@ case_exr_npot_tiles(const char *arg)
  * grey one, and any tap across a tile's edge, goes texel by texel. Each
  * must give the blend of the four texels, a grey image's value in R, G and
  * B, and alpha from the file or else the fill's.
- * Taps whose last texel is its tile's last (x0 and y0 at 14 mod 16) read
- * that texel without reading past it. */
+ * Taps whose last texel is its tile's last (x0 and y0 at 14 mod 16) must
+ * not read past it: tiles are allocated to their last byte, so the
+ * AddressSanitizer build checks that; the values here cannot. */
 static void
 case_wide_taps(const char *arg)
 {
