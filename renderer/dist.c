@@ -460,7 +460,8 @@ rt_dist_render(rt_dist *d, const rt_options *o, const rt_scene *scene, tex_syste
     atomic_init(&s.next, 0);
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.ready, NULL);
-    rt_tile_source src = {d->rank ? rank_next : root_next, d->rank ? rank_poll : root_poll, &s};
+    rt_tile_source src = {d->rank ? rank_next : root_next, d->rank ? rank_poll : root_poll, &s,
+                          (unsigned)d->rank};
     rt_result      r = d->rank && !s.queue ? RT_ERR_NOMEM : RT_OK;
     double         t0 = rt_now();
     if (r == RT_OK)

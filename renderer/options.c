@@ -85,6 +85,9 @@ rt_options_usage(FILE *f)
           "      --stats             print the statistics report on stderr\n"
           "      --stats-json FILE   write the statistics as JSON to FILE (default none)\n"
           "      --quiet             no progress bar, no warnings (errors still print)\n"
+          "      --progress          progress as lines on stderr, for logs: at the start,\n"
+          "                          the first tile, then at most one a second (also with\n"
+          "                          --quiet; under mpirun, each rank's own tiles)\n"
           "  -h, --help              print this help and exit\n"
           "      --version           print the version and exit\n"
           "Under mpirun (a build with MPI), one image is rendered across the ranks,\n"
@@ -294,6 +297,7 @@ enum {
     OPT_STATS,
     OPT_STATS_JSON,
     OPT_QUIET,
+    OPT_PROGRESS,
     OPT_VERSION,
 };
 
@@ -327,6 +331,7 @@ static const struct option longopts[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -595,6 +600,9 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             break;
         case OPT_QUIET:
             o->quiet = true;
+            break;
+        case OPT_PROGRESS:
+            o->progress = true;
             break;
         case 'h':
             rt_options_usage(stdout);

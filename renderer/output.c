@@ -447,10 +447,13 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
     fprintf(f, "],\n \"thread_cpu_secs\": [");
     for (unsigned i = 0; i < s->threads; i++)
         fprintf(f, "%s%.6f", i ? ", " : "", s->per_thread[i].cpu_secs);
+    fprintf(f, "],\n \"thread_tiles\": [");
+    for (unsigned i = 0; i < s->threads; i++)
+        fprintf(f, "%s%" PRIu64, i ? ", " : "", s->per_thread[i].tiles);
     fprintf(f,
-            "],\n \"ustring\": {\"lookups\": %" PRIu64 ", \"inserts\": %" PRIu64
+            "],\n \"ustring\": {\"lock\": \"%s\", \"lookups\": %" PRIu64 ", \"inserts\": %" PRIu64
             ", \"contended\": %" PRIu64 ", \"strings\": %" PRIu64 "},\n",
-            us.lookups, us.inserts, us.contended, us.strings);
+            ustr_lock_name(us.lock), us.lookups, us.inserts, us.contended, us.strings);
     fprintf(f,
             " \"texture\": {\"lookups\": %" PRIu64 ", \"tile_hits\": %" PRIu64
             ", \"tile_misses\": %" PRIu64 ", \"tiles_loaded\": %" PRIu64

@@ -561,22 +561,37 @@ rt_thread_fp_setup(void)
 #endif
 }
 
+/* Waits until the main thread has started every worker, so that all of
+ * them take their first job together: otherwise the first ones render
+ * while the last are still being made, and -t N is not N workers
+ * throughout. */
+static void
+worker_wait_for_crew(rt__worker *w)
+{
+    pthread_mutex_lock(&w->crew->lock);
+    while (!w->crew->open)
+        pthread_cond_wait(&w->crew->gate, &w->crew->lock);
+    pthread_mutex_unlock(&w->crew->lock);
+}
+
 static void *
 worker_main(void *arg)
 {
     rt__worker *w = arg;
     rt_thread_fp_setup();
-    w->start = w->end = rt_now();
-    double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
     /* Counted on this thread's own stack, copied out at the end: the
      * workers' slots in rt_render_stats sit side by side, and counting there
      * would bounce one cache line between them at every ray. */
     rt_thread_stats mine = {0}, *out = w->st;
     w->st = &mine;
-    if (tex_thread_create(w->ts, &w->tc) != TEX_OK) {
+    bool ready = tex_thread_create(w->ts, &w->tc) == TEX_OK;
+    worker_wait_for_crew(w);
+    w->start = w->end = rt_now();
+    if (!ready) {
         worker_leave(w);
         return NULL;
     }
+    double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
     for (;;) {
         /* Relaxed: the counter only hands each job to one rt__worker; pixels
          * reach the writer through pthread_join(), which orders everything,
@@ -688,6 +703,42 @@ typedef struct job_board {
     double                start; /* rt_now() when the workers started */
 } job_board;
 
+/* --progress: a line on stderr as the workers start (the render is under
+ * way: its signal handlers are in place), once the first tile is done,
+ * then at most one a second, and one at the end; for logs, where a bar
+ * cannot be drawn, and for programs that wait on a render's progress. With
+ * a tile source, this process's own tiles: it cannot see the others'. */
+typedef struct progress_log {
+    uint32_t shown; /* tiles done at the last line */
+    double   at;    /* rt_now() of the last line */
+} progress_log;
+
+static void
+progress_line(const rt_options *o, const job_board *jb, progress_log *pl, bool first, bool final)
+{
+    if (!o->progress)
+        return;
+    /* Relaxed: display only. */
+    uint32_t d = atomic_load_explicit(&jb->done, memory_order_relaxed);
+    double   now = rt_now();
+    if (!first && (d == pl->shown || (!final && pl->shown > 0 && now - pl->at < 1.0)))
+        return;
+    char so_far[32], left[48] = "";
+    secs_text(now - jb->start, so_far, sizeof so_far);
+    if (jb->src) {
+        fprintf(stderr, "render: rank %u: %u tile%s rendered here, %s\n", jb->src->rank, d,
+                d == 1 ? "" : "s", so_far);
+    } else {
+        if (d > 0 && d < jb->ntiles) {
+            char t[32];
+            secs_text((now - jb->start) * (jb->ntiles - d) / d, t, sizeof t);
+            snprintf(left, sizeof left, ", about %s left", t);
+        }
+        fprintf(stderr, "render: %u of %u tiles, %s%s\n", d, jb->ntiles, so_far, left);
+    }
+    pl->shown = d, pl->at = now;
+}
+
 /* Waits until every worker has left: showing progress every 20 ms, or,
  * with a tile source, polling it every millisecond (a tile source talks to
  * other processes; this process's share of the tiles is no measure of the
@@ -695,7 +746,9 @@ typedef struct job_board {
 static void
 wait_workers(const rt_options *o, job_board *jb)
 {
-    long step_ns = jb->src ? 1000 * 1000 : 20 * 1000 * 1000;
+    long         step_ns = jb->src ? 1000 * 1000 : 20 * 1000 * 1000;
+    progress_log pl = {0};
+    progress_line(o, jb, &pl, true, false);
     pthread_mutex_lock(&jb->crew.lock);
     while (jb->crew.running > 0) {
         pthread_mutex_unlock(&jb->crew.lock);
@@ -703,6 +756,7 @@ wait_workers(const rt_options *o, job_board *jb)
             jb->src->poll(jb->src->ctx);
         else
             progress(o, &jb->done, jb->ntiles, jb->start, false);
+        progress_line(o, jb, &pl, false, false);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += step_ns;
@@ -713,6 +767,7 @@ wait_workers(const rt_options *o, job_board *jb)
             pthread_cond_timedwait(&jb->crew.left, &jb->crew.lock, &until);
     }
     pthread_mutex_unlock(&jb->crew.lock);
+    progress_line(o, jb, &pl, false, true);
 }
 
 /* Starts o->threads workers on the board, shows progress while they run,
@@ -759,7 +814,10 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     }
     pthread_mutex_lock(&jb->crew.lock);
     jb->crew.running -= o->threads - started; /* threads that never started never run */
+    jb->crew.open = true;
+    pthread_cond_broadcast(&jb->crew.gate);
     pthread_mutex_unlock(&jb->crew.lock);
+    stats->threads = started;
     if (started == 0) {
         free(w);
         snprintf(err, RT_ERR_LEN, "cannot start a thread");
@@ -854,8 +912,9 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     atomic_init(&jb.next, 0), atomic_init(&jb.done, 0);
     pthread_mutex_init(&jb.crew.lock, NULL);
     pthread_cond_init(&jb.crew.left, NULL);
+    pthread_cond_init(&jb.crew.gate, NULL);
     jb.crew.running = o->threads;
-    stats->threads = o->threads;
+    stats->threads = o->threads; /* until run_workers() knows how many started */
     stats->ntiles = jb.ntiles;
     /* Resuming: the pixels and the map of rendered tiles are given. */
     bool resume = img->rgba && img->done;
@@ -919,6 +978,7 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
     rt_lights_destroy(lights);
 out:
     pthread_cond_destroy(&jb.crew.left);
+    pthread_cond_destroy(&jb.crew.gate);
     pthread_mutex_destroy(&jb.crew.lock);
     bvh_free(&b);
     return r;

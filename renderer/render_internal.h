@@ -47,9 +47,11 @@ typedef struct rt__env {
  * so the main thread, waiting between progress updates, wakes the moment
  * the last one leaves instead of at its next update. */
 typedef struct rt__crew {
-    pthread_mutex_t lock; /* guards running; takes no other lock */
-    pthread_cond_t  left;
+    pthread_mutex_t lock; /* guards running and open; takes no other lock */
+    pthread_cond_t  left; /* a worker has left: running fell */
+    pthread_cond_t  gate; /* open: every worker has been started */
     unsigned        running;
+    bool            open;
 } rt__crew;
 
 /* One worker thread: what it reads (shared, read-only) and its own state. */

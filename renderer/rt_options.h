@@ -98,6 +98,7 @@ typedef struct rt_options {
     bool               stats; /* --stats: the report on stderr */
     const char        *stats_json;
     bool               quiet;           /* no progress bar, no warnings but errors */
+    bool               progress;        /* --progress: progress as lines, even with quiet */
     rt_exr_compression exr_compression; /* --exr-compression; default zip */
 } rt_options;
 

@@ -91,7 +91,8 @@ typedef struct rt_tile_source {
      * millisecond while the workers run: where a distributed render talks
      * to the other processes, so that no worker thread does. */
     void (*poll)(void *ctx);
-    void *ctx;
+    void    *ctx;
+    unsigned rank; /* the process's name in --progress lines */
 } rt_tile_source;
 
 /* rt_render() with the tiles from `src` (NULL: all of them, as rt_render()

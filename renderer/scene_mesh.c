@@ -61,7 +61,7 @@ cross3(const double a[3], const double b[3], double out[3])
  *   not), since a material may read it.
  * - Only the JOIN_SCAN_MAX latest vertices at one position are looked at,
  *   so that a file that piles vertices onto one point stays linear
- *   (DESIGN.md, "Untrusted input"; assimp's step is quadratic there). A
+ *   (docs/design.md, "Untrusted input"; assimp's step is quadratic there). A
  *   vertex whose twin is older is kept on its own, as if never joined. */
 
 enum { JOIN_SCAN_MAX = 64 };

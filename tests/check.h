@@ -70,7 +70,6 @@ static int rt_test_failures;
                            b_ ? b_ : "(null)");                                                    \
     } while (0)
 
-/* Stops the case at once: for a failure that makes the rest meaningless. */
 /* Floating-point closeness (tests that use them include <math.h>):
  * |a - b| <= tol * |b|, and |a - b| <= tol. */
 #define CHECK_REL(a, b, tol)                                                                       \
@@ -87,6 +86,7 @@ static int rt_test_failures;
             RT_CHECK_FAIL_("CHECK_ABS(%s, %s, %s): %.9g != %.9g", #a, #b, #tol, a_, b_);           \
     } while (0)
 
+/* Stops the case at once: for a failure that makes the rest meaningless. */
 #define REQUIRE(cond)                                                                              \
     do {                                                                                           \
         if (!(cond)) {                                                                             \

@@ -24,6 +24,14 @@ procs_with() {
     done
 }
 
+source "$(dirname "$0")/../progress_wait.sh"
+
+# Jobs started with & below get their own process group (job control on),
+# with SIGINT as the shell found it, not ignored as a non-interactive
+# shell's background jobs have it; kill -INT -- -PGID then reaches the job
+# as Ctrl-C at a terminal reaches its foreground job.
+set -m
+
 # The value of a top-level integer key in a --stats-json file.
 key() { grep -o "\"$2\": [0-9]*" "$1" | head -n 1 | sed 's/.*: //'; }
 
@@ -63,22 +71,19 @@ other_image)
     [ ! -e "$tmp/out.exr" ] || fail "an output was written"
     ;;
 rank_dies)
-    # Rank 1 killed mid-render: mpirun ends the job naming the rank and the
-    # reason; no output file appears.
-    "${mpi[@]}" -np 2 "$render" -t 1 -r 640 480 --spp 64 --quiet -o "$tmp/die.exr" "$scene" \
-        >"$tmp/err" 2>&1 &
+    # Rank 1 killed mid-render (once it has rendered a tile): mpirun ends
+    # the job naming the rank and the reason; no output file appears.
+    "${mpi[@]}" -np 2 "$render" -t 1 -r 640 480 --spp 64 --quiet --progress -o "$tmp/die.exr" \
+        "$scene" >"$tmp/err" 2>&1 &
     job=$!
+    wait_for_line "$tmp/err" '^render: rank 1: [1-9][0-9]* tiles? rendered here' 60 ||
+        { kill -- -"$job"; fail "rank 1 never rendered a tile: $(cat "$tmp/err")"; }
     victim=
-    for _ in $(seq 100); do # up to 10 s for rank 1 to start
-        for p in $(procs_with "$render -t 1 -r 640 480"); do
-            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
-                victim=$p
-        done
-        [ -n "$victim" ] && break
-        sleep 0.1
+    for p in $(procs_with "$render -t 1 -r 640 480"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
+            victim=$p
     done
-    [ -n "$victim" ] || { kill "$job"; fail "rank 1 never started"; }
-    sleep 1 # into its render
+    [ -n "$victim" ] || { kill -- -"$job"; fail "no process of rank 1"; }
     kill -9 "$victim"
     timeout 60 tail --pid="$job" -f /dev/null
     wait "$job"
@@ -88,23 +93,24 @@ rank_dies)
     [ ! -e "$tmp/die.exr" ] || fail "an output was written"
     ;;
 interrupt)
-    # Ctrl-C to mpirun (it passes SIGTERM to the ranks): the tiles rendered
-    # on every rank are gathered into a partial EXR, which one process then
-    # finishes (--resume) into the image an uninterrupted render gives.
+    # Ctrl-C to mpirun's process group once both ranks have rendered a tile
+    # (mpirun passes SIGTERM to the ranks, which it keeps in groups of their
+    # own): the tiles rendered on every rank are gathered into a partial
+    # EXR, which one process then finishes (--resume) into the image an
+    # uninterrupted render gives. The tiles are slow (128 spp), so the
+    # signal comes long before the last one.
     big=(-r 320 240 --spp 128 --quiet)
-    "${mpi[@]}" -np 2 "$render" -t 1 "${big[@]}" -o "$tmp/int.exr" "$scene" >"$tmp/err" 2>&1 &
+    "${mpi[@]}" -np 2 "$render" -t 1 "${big[@]}" --progress -o "$tmp/int.exr" "$scene" \
+        >"$tmp/err" 2>&1 &
     job=$!
-    started=
-    for _ in $(seq 100); do # up to 10 s for both ranks to start
-        [ "$(procs_with "$render -t 1" | wc -l)" -ge 2 ] && started=1 && break
-        sleep 0.1
+    for r in 0 1; do
+        wait_for_line "$tmp/err" "^render: rank $r: [1-9][0-9]* tiles? rendered here" 60 ||
+            { kill -- -"$job"; fail "rank $r never rendered a tile: $(cat "$tmp/err")"; }
     done
-    [ -n "$started" ] || { kill "$job"; fail "the ranks never started"; }
-    sleep 1.5 # into the render
-    kill -INT "$job"
+    kill -INT -- -"$job"
     wait "$job"
-    grep -q "render: $tmp/int.exr: interrupted (SIGTERM) with [0-9]* of 80 tiles rendered" \
-        "$tmp/err" || fail "no partial image: $(cat "$tmp/err")"
+    grep -qE "render: $tmp/int.exr: interrupted \(SIGTERM\) with ([2-9]|[1-7][0-9]) of 80 tiles rendered" \
+        "$tmp/err" || fail "no partial image of 2 to 79 tiles: $(cat "$tmp/err")"
     [ -s "$tmp/int.partial.exr" ] && [ ! -e "$tmp/int.exr" ] ||
         fail "the partial image is not beside the output"
     "$render" -t 2 "${big[@]}" --resume -o "$tmp/int.exr" "$scene" || fail "--resume: exit $?"

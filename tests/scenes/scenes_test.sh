@@ -4,7 +4,7 @@
 # makes five lookups per shading point over at least 200 files, and the UDIM
 # scene's tiles resolve.
 set -u
-scenegen=$1 render=$2 scenes=$3 case_=$4
+scenegen=$1 render=$2 scenes=$3 case_=$4 imgstat=${5:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,11 +23,23 @@ deterministic)
     "$scenegen" nosuch "$tmp/x" 2>/dev/null; [ $? -eq 2 ] || fail "unknown scene: want exit 2"
     ;;
 render_default | render_many-textures | render_udim)
+    # The scene as a user first renders it (defaults: path tracer, its own
+    # camera): every texture found, the subject fills much of the view, and
+    # the PNG holds a lit, varied picture, not black, white or one colour.
     name=${case_#render_}
     scene=$scenes/$name/$name.gltf
     [ -f "$scene" ] || fail "$scene: not generated (build the 'scenes' target)"
-    "$render" --quiet -r 64 48 -o "$tmp/out.png" "$scene" || fail "render $name"
-    [ -s "$tmp/out.png" ] || fail "render $name: no image"
+    "$render" --quiet -r 64 48 --stats-json "$tmp/s.json" -o "$tmp/out.png" "$scene" ||
+        fail "render $name"
+    [ "$(json file_errors "$tmp/s.json")" = 0 ] && [ "$(json lookup_errors "$tmp/s.json")" = 0 ] ||
+        fail "$name: textures missing: $(grep -o '"file_errors": [0-9]*' "$tmp/s.json")"
+    [ "$(json lookups "$tmp/s.json")" -gt 0 ] || fail "$name: no texture lookups"
+    hits=$(json shading_points "$tmp/s.json")
+    [ "$hits" -ge $((64 * 48 / 3)) ] || fail "$name: geometry on $hits of $((64 * 48)) pixels"
+    stat=$("$imgstat" "$tmp/out.png") || fail "$name: the PNG does not read back"
+    awk -v s="$stat" 'BEGIN { split(s, f, " "); split(f[3], m, "[=,]"); split(f[4], d, "[=,]")
+        mean = (m[2] + m[3] + m[4]) / 3; sd = (d[2] + d[3] + d[4]) / 3
+        exit !(mean > 0.02 && mean < 0.9 && sd > 0.02) }' || fail "$name: a flat image: $stat"
     ;;
 many_textures_stats)
     scene=$scenes/many-textures/many-textures.gltf

@@ -32,7 +32,7 @@ enum {
     PRELOAD = 2000  /* strings the readers of grow_while_reading look up */
 };
 
-/* The benches' generator (DESIGN.md): xorshift64*, thread t seeded with
+/* The benches' generator (docs/design.md): xorshift64*, thread t seeded with
  * (t + 1) * 0x9E3779B97F4A7C15. */
 static uint64_t
 rng_next(uint64_t *x)

@@ -6,6 +6,19 @@
 set -u
 study=$1 texgen=$2 case_=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Every row of a study's CSV ($1) is what the render itself reported: as
+# many workers ran as the row's thread count says, and the string table had
+# the row's lock (not merely the options' asking for them); $2: the thread
+# counts and locks the rows must cover, as "threads:lock ...".
+rows_honest() {
+    awk -F, -v want="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        { if ($col["workers"] != $col["threads"] || $col["table_lock"] != $col["lock"])
+              bad = bad " row" NR "(" $col["threads"] "/" $col["workers"] " " $col["lock"] "/" $col["table_lock"] ")"
+          seen[$col["threads"] ":" $col["lock"]]++ }
+        END { n = split(want, w, " "); for (i = 1; i <= n; i++) if (!seen[w[i]]) bad = bad " none:" w[i]
+              for (k in seen) { found = 0; for (i = 1; i <= n; i++) found += k == w[i]; if (!found) bad = bad " extra:" k }
+              if (bad) { print "rows" bad; exit 1 } }' "$1"
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$texgen" --count 1 --size 32 "$tmp/tex" >/dev/null || fail texgen
@@ -50,9 +63,10 @@ quick)
     [ "$(head -c 8 "$q.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$q.png is not a PNG"
     # One row per run: 2 threads x 3 modes x 2 locks, repeat 1; the columns.
     [ "$(wc -l <"$q.csv")" = 13 ] || fail "$q.csv has $(wc -l <"$q.csv") lines, want 13"
-    head -1 "$q.csv" | grep -q '^round,mode,lock,threads,render_secs,.*,lookups,interns,bypasses,early_outs,.*tex_tiles_loaded' ||
+    head -1 "$q.csv" | grep -q '^round,mode,lock,threads,workers,table_lock,render_secs,.*,lookups,interns,bypasses,early_outs,.*tex_tiles_loaded' ||
         fail "$q.csv header: $(head -1 "$q.csv")"
     [ -z "$(ls ./*.tmp 2>/dev/null)" ] || fail "temporary files left"
+    rows_honest "$q.csv" "1:lockfree 2:lockfree 1:mutex 2:mutex" || fail "$q.csv: --threads, --locks"
     # Mode accounting, from the CSV's columns: full interns every lookup,
     # bypass interns every slot and reads no tile, early-out interns none.
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -83,13 +97,17 @@ interrupt)
     # Many rounds of renders long enough that the study is still going;
     # the signal goes once the second render has started (the handler is
     # in place by then).
+    # The signal goes to study's own process group, as Ctrl-C at a terminal
+    # would (set -m: a job in a group of its own, SIGINT not ignored).
+    set -m
     "$study" --quick --repeat 40 -r 320 240 --out i s.obj >i.out 2>i.err &
     pid=$!
     for _ in $(seq 600); do
         grep -q "render 2 of" i.err && break
         sleep 0.1
     done
-    kill -INT $pid
+    grep -q "render 2 of" i.err || { kill -KILL $pid; fail "the second render never started"; }
+    kill -INT -- -$pid
     wait $pid
     rc=$?
     [ $rc = 130 ] || fail "exit $rc after Ctrl-C, want 130"
@@ -114,6 +132,10 @@ flags)
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         !($col["load_secs"] > 0) { bad = bad " " NR } END { if (bad) { print "rows" bad; exit 1 } }' \
         f.csv || fail "load_secs not above 0 in f.csv"
+    rows_honest f.csv "1:lockfree 3:lockfree" || fail "f.csv: --threads=1,3"
+    out=$("$study" --quick --threads 2 --locks spin,rwspin,sharded --modes early-out --out l s.obj \
+        2>/dev/null) || fail "--locks spin,rwspin,sharded: exit $?"
+    rows_honest l.csv "2:spin 2:rwspin 2:sharded" || fail "l.csv: --locks spin,rwspin,sharded"
     "$study" --version | grep -q '^study [0-9]' || fail "--version: $("$study" --version)"
     ;;
 mpi)
@@ -135,6 +157,7 @@ mpi)
         END { if (seen[1] != 4 || seen[2] != 4) bad = bad " ranks:" seen[1] "/" seen[2]
               for (x in look) { split(x, a, ","); if (look[a[1] "," a[2] ",1"] != look[a[1] "," a[2] ",2"]) bad = bad " " x }
               if (bad) { print bad; exit 1 } }' m.csv || fail "m.csv: ranks, lookups or comm_secs"
+    rows_honest m.csv "1:lockfree 2:lockfree" || fail "m.csv: workers or lock under mpirun"
     ;;
 bad_input)
     check() { # message-part args...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ustring-bench keeps its contract (DESIGN.md): one result line per run in the
+# ustring-bench keeps its contract (docs/design.md): one result line per run in the
 # documented format, --scale tables for every strategy, and clear errors with
 # exit status 2 for a bad command line. Not a timing test: runs are tiny.
 set -u

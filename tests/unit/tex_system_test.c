@@ -203,7 +203,8 @@ case_mip(const char *arg)
     tex_lookup(ts, tc, name, s, t, &coarse, &o, rgba);
     CHECK(fabsf(rgba[0] - 0.5f) < 2.0f / 255); /* stored as 8-bit 128 */
     /* Anisotropic: long in s, one texel in t: probes along s at level 0 of
-     * the minor axis' width... the checker still averages to 0.5. */
+     * the minor axis' width... the checker still averages to 0.5, as under
+     * any filter (case_anisotropic tells the filters apart). */
     o.filter = TEX_FILTER_ANISOTROPIC;
     tex_derivs aniso = {8.0f / 64, 0, 0, 1.0f / 64};
     tex_lookup(ts, tc, name, s, t, &aniso, &o, rgba);
@@ -219,6 +220,152 @@ case_mip(const char *arg)
     tex_file_info info;
     CHECK_EQ_INT(tex_file_info_get(ts, name, &info), TEX_OK);
     CHECK_EQ_INT(info.nlevels, 7); /* 64 .. 1 */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+/* The anisotropic filter (texture/sample.c, sample()) against values known
+ * without it. case_mip's checker averages to 0.5 under every filter, so it
+ * cannot tell one from another; these textures can.
+ *
+ * What the filter does, and what follows for these footprints: the
+ * footprint's axes are measured in level-0 texels, major M and minor m; it
+ * takes n = min(ceil(M / m), max_anisotropy (0: 8)) trilinear probes at
+ * level log2(M / n), at s + ds k, t + dt k for k = (i + 1/2) / n - 1/2,
+ * i = 0 .. n - 1, (ds, dt) being the major axis' derivatives, and averages
+ * them. The probes are thus one step M / n apart along the major axis,
+ * symmetric about the centre, and each is as sharp across it as one texel
+ * of its level.
+ *
+ * aniso_axes(): red, horizontal stripes 4 texels high, varies along t only;
+ * green, a ramp along s; blue, vertical stripes 4 wide, along s only;
+ * alpha, a ramp along t. The lookup point is the middle of the lit rows
+ * 32-35 and of the lit columns 32-35, (u, v) = (33.5, 33.5) in level-0
+ * texel coordinates (u = 64 s - 1/2). A footprint of M = 8 texels along s,
+ * 1 across: 8 probes on level 0, one texel apart, at u = 30 .. 37 and all
+ * at v = 33.5. So:
+ * - red is exactly 1: every probe lies between lit rows 33 and 34. A
+ *   trilinear filter picks its level from M (level 3, texels 8 wide, where
+ *   the stripes have averaged to 0.5) and gives about 0.5;
+ * - blue is exactly 0.5: bilinear taps at 8 consecutive texel positions of
+ *   a period-8 pattern weigh each texel of one period once. Probes that do
+ *   not spread over the footprint (all at its centre) give 1;
+ * - green is the ramp at the centre, 4 u / 255 = 134 / 255: bilinear
+ *   reproduces a linear ramp exactly and the probes are symmetric about
+ *   the centre. Probes shifted by a fraction f of a step move it by f
+ *   texels, 4 f / 255: 0.002 for f = 1/8;
+ * - alpha, the ramp along t, is its centre value too (every probe has the
+ *   centre's t).
+ * Larger footprints and a lower max_anisotropy put the probes on level 1,
+ * where the same holds: its texels average 2 x 2 stored values exactly
+ * (stripes 2 wide there, and the ramp's texel j is 8 j + 2, the same
+ * 4 u / 255 in level-0 units). Along t the roles of the channels swap.
+ *
+ * aniso_diagonal(): red lit where x - y is within 3 of a multiple of 16
+ * (stripes along the diagonal), alpha where x + y is (along the other
+ * diagonal), green and blue the two ramps. A footprint of 8 texels along
+ * (1, 1) and 1 across, centred on a texel centre of the diagonal x = y: every
+ * probe has u = v, so its four texels have x - y in -1 .. 1, all lit, and
+ * red is exactly 1 (a trilinear filter, at level 3, gives 0.44); the same
+ * for alpha along (1, -1), where u + v = 64 and the texels' x + y are within
+ * 2 of 64. Green and blue are the ramps' centre values.
+ *
+ * Tolerance 2e-4: the exact values above differ only by float rounding
+ * (1e-6 at most; the diagonal's level comes out within 1e-7 of 0, and
+ * level 1 holds the same values there), while the planted errors move a
+ * value by 0.001 (a ramp, a probe shift of 1/8 step on the diagonal) to 0.5. */
+static unsigned
+aniso_axes(uint32_t x, uint32_t y, uint32_t c)
+{
+    switch (c) {
+    case 0:
+        return y % 8 < 4 ? 255 : 0;
+    case 1:
+        return 4 * x;
+    case 2:
+        return x % 8 < 4 ? 255 : 0;
+    default:
+        return 4 * y;
+    }
+}
+
+static unsigned
+aniso_diagonal(uint32_t x, uint32_t y, uint32_t c)
+{
+    switch (c) {
+    case 0:
+        return (x - y + 3) % 16 < 7 ? 255 : 0; /* unsigned wrap: 16 divides 2^32 */
+    case 1:
+        return 4 * x;
+    case 2:
+        return 4 * y;
+    default:
+        return (x + y + 3) % 16 < 7 ? 255 : 0;
+    }
+}
+
+typedef struct aniso_case {
+    const char *what;
+    tex_derivs  d;
+    unsigned    max_anisotropy;
+    float       want[4]; /* RGBA; NAN: not checked */
+} aniso_case;
+
+static void
+aniso_check(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const aniso_case *a)
+{
+    static const char *const channel[4] = {"red", "green", "blue", "alpha"};
+    tex_opts                 o = {.raw = true,
+                                  .filter = TEX_FILTER_ANISOTROPIC,
+                                  .swrap = TEX_WRAP_PERIODIC,
+                                  .twrap = TEX_WRAP_PERIODIC,
+                                  .max_anisotropy = a->max_anisotropy};
+    float                    rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, s, t, &a->d, &o, rgba), TEX_OK);
+    for (int c = 0; c < 4; c++)
+        if (!isnan(a->want[c]) && !(fabsf(rgba[c] - a->want[c]) <= 2e-4f))
+            RT_CHECK_FAIL_("anisotropic, %s: %s %.6f, want %.6f", a->what, channel[c], rgba[c],
+                           a->want[c]);
+}
+
+static void
+case_anisotropic(const char *arg)
+{
+    (void)arg;
+    ustr        axes = png_make("aniso_axes.png", 64, 64, 4, aniso_axes);
+    ustr        diagonal = png_make("aniso_diagonal.png", 64, 64, 4, aniso_diagonal);
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+
+    /* (u, v) = (33.5, 33.5): s = t = 34 / 64. Ramps 4 u / 255 there. */
+    const float      s = 34.0f / 64, t = 34.0f / 64, ramp = 4 * 33.5f / 255, X = 1.0f / 64;
+    const aniso_case along[] = {
+        /* Along s: red sharp, blue spread, green and alpha centred. */
+        {"8 texels along s, 8 probes on level 0", {8 * X, 0, 0, X}, 0, {1, ramp, 0.5f, ramp}},
+        {"16 texels along s, 8 probes on level 1", {16 * X, 0, 0, X}, 0, {1, ramp, 0.5f, ramp}},
+        {"8 texels along s, max_anisotropy 4: 4 probes on level 1",
+         {8 * X, 0, 0, X},
+         4,
+         {1, ramp, 0.5f, ramp}},
+        {"8 texels along s, the y derivatives'", {0, X, 8 * X, 0}, 0, {1, ramp, 0.5f, ramp}},
+        /* Along t: blue sharp, red spread, alpha and green centred. */
+        {"8 texels along t", {X, 0, 0, 8 * X}, 0, {0.5f, ramp, 1, ramp}},
+        {"16 texels along t", {X, 0, 0, 16 * X}, 0, {0.5f, ramp, 1, ramp}},
+        {"8 texels along t, the x derivatives'", {0, 8 * X, X, 0}, 0, {0.5f, ramp, 1, ramp}},
+    };
+    for (size_t i = 0; i < sizeof along / sizeof along[0]; i++)
+        aniso_check(ts, tc, axes, s, t, &along[i]);
+
+    /* Texel centre (32, 32): s = t = 32.5 / 64, ramps 4 * 32 / 255. Major
+     * axis 8 texels long (5.66 along s and t), minor 1. */
+    const float      c = 32.5f / 64, centre = 4 * 32.0f / 255;
+    const float      major = 8 / sqrtf(2) * X, minor = 1 / sqrtf(2) * X;
+    const aniso_case diagonals[] = {
+        {"8 texels along (1, 1)", {major, major, minor, -minor}, 0, {1, centre, centre, NAN}},
+        {"8 texels along (1, -1)", {major, -major, minor, minor}, 0, {NAN, centre, centre, 1}},
+    };
+    for (size_t i = 0; i < sizeof diagonals / sizeof diagonals[0]; i++)
+        aniso_check(ts, tc, diagonal, c, c, &diagonals[i]);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
 }
@@ -1470,6 +1617,7 @@ main(int argc, char **argv)
         {"srgb", case_srgb},
         {"wrap", case_wrap},
         {"mip", case_mip},
+        {"anisotropic", case_anisotropic},
         {"udim", case_udim},
         {"missing", case_missing},
         {"downsample", case_downsample},

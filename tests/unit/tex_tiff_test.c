@@ -422,7 +422,8 @@ case_oiio(const char *arg)
 {
     (void)arg;
     if (access("/usr/bin/maketx", X_OK) != 0 || access("/usr/bin/oiiotool", X_OK) != 0) {
-        printf("OpenImageIO's maketx and oiiotool are not installed: skipped\n");
+        printf("skipped: OpenImageIO's maketx and oiiotool are not installed "
+               "(apt-get install openimageio-tools, and this case runs)\n");
         exit(TEX_TEST_SKIP);
     }
     char      err[TEX_ERR_LEN], cmd[3 * 4200 + 200]; /* three paths */

@@ -6,6 +6,7 @@
  * fence's registration, made before main(). */
 #define _DEFAULT_SOURCE /* syscall() */
 #include "check.h"
+#include "fence_testing.h"
 #include "ustr_epoch.h"
 
 #include <linux/membarrier.h>
@@ -37,33 +38,13 @@ retire_one(ustr_epoch *d, int *freed)
     ustr_epoch_retire(d, &o->node, object_free, NULL);
 }
 
-/* Which fence d's init chose, checked against the one this run is for:
- * with USTR_NO_MEMBARRIER the symmetric one; without it the asymmetric
- * one, and where membarrier(2) registration failed (an old kernel, a
- * seccomp filter) the run is reported skipped (exit 77), not passed on the
- * symmetric fence it did not set out to test. */
-static void
-fence_check(void)
-{
-    /* Relaxed: this thread ran the init that wrote it. */
-    bool asymmetric = ustr_fence_asymmetric();
-    fprintf(stderr, "fence: %s\n", asymmetric ? "asymmetric (membarrier)" : "symmetric");
-    if (getenv("USTR_NO_MEMBARRIER")) {
-        CHECK(!asymmetric);
-    } else if (!asymmetric) {
-        fprintf(stderr, "skipped: no asymmetric fence here (membarrier(2) registration failed, "
-                        "or ThreadSanitizer, which cannot model it)\n");
-        exit(77);
-    }
-}
-
 static void
 case_mode(const char *arg)
 {
     (void)arg;
     ustr_epoch d;
     ustr_epoch_init(&d);
-    fence_check();
+    fence_test_mode_check("");
     ustr_epoch_destroy(&d);
 }
 
@@ -73,7 +54,7 @@ case_rules(const char *arg)
     (void)arg;
     ustr_epoch d;
     ustr_epoch_init(&d);
-    fence_check();
+    fence_test_mode_check("");
     ustr_epoch_rec *early = aligned_alloc(64, 64); /* a line of its own */
     ustr_epoch_rec *late = aligned_alloc(64, 64);
     REQUIRE(early && late);

@@ -28,12 +28,15 @@
  * scene and its interned names are shared. One line per T, medians:
  *
  *   render-bench threads=T full_secs=F bypass_secs=B early_out_secs=E
- *       intern_pct=P speedup=S
+ *       intern_pct=P speedup=S workers=W lock=L
  *
  * intern_pct: (B - E) / F in percent, what interning costs the full render;
  * speedup: F at the first T listed over F at this T. Both are medians of
  * the ratios within each round, whose runs were close in time, so a slow
- * spell of the machine shifts both sides of a ratio alike. */
+ * spell of the machine shifts both sides of a ratio alike. workers: the
+ * fewest worker threads any of T's renders reported running; lock: the
+ * strategy the string table reports (--ustring-lock). A render whose
+ * counts contradict its texture mode ends the run with an error. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "rt_render.h"
@@ -246,6 +249,32 @@ usage(FILE *f)
           f);
 }
 
+/* A render that did not do what its texture mode says measured something
+ * else: full reads textures, bypass interns (per lookup) and reads none,
+ * early-out neither. (A scene without textures does none of it in any
+ * mode.) */
+static void
+mode_check(const rt_options *o, const rt_render_stats *st)
+{
+    const rt_thread_stats *t = &st->total;
+    bool                   textured = t->lookups + t->bypasses + t->early_outs > 0;
+    bool                   per_lookup = o->intern == RT_INTERN_PER_LOOKUP;
+    bool                   ok;
+    if (o->texture_mode == RT_TEXTURE_FULL)
+        ok = t->lookups > 0 && t->bypasses == 0 && t->early_outs == 0 &&
+             t->interns == (per_lookup ? t->lookups : 0);
+    else if (o->texture_mode == RT_TEXTURE_BYPASS)
+        ok = t->bypasses > 0 && t->lookups == 0 && t->early_outs == 0 &&
+             t->interns == (per_lookup ? t->bypasses : 0);
+    else
+        ok = t->early_outs > 0 && t->lookups == 0 && t->bypasses == 0 && t->interns == 0;
+    if (textured && !ok)
+        tool_die("-t %u, %s: %" PRIu64 " lookups, %" PRIu64 " interns, %" PRIu64
+                 " bypasses, %" PRIu64 " early-outs: not what the mode does",
+                 o->threads, rt_texture_mode_name(o->texture_mode), t->lookups, t->interns,
+                 t->bypasses, t->early_outs);
+}
+
 static void
 scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
 {
@@ -262,6 +291,7 @@ scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
     static const rt_texture_mode modes[MODES] = {RT_TEXTURE_FULL, RT_TEXTURE_BYPASS,
                                                  RT_TEXTURE_EARLY_OUT};
     static double                secs[MAX_THREAD_COUNTS][MODES][64];
+    unsigned                     workers[MAX_THREAD_COUNTS]; /* the fewest any render ran */
     rt_options                   o = b->o;
     bool                         progress = isatty(STDERR_FILENO);
     o.threads = counts[0];
@@ -274,6 +304,9 @@ scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
                     fprintf(stderr, "\rrender-bench: round %d of %d, -t %u, %s      ", k + 1,
                             repeat, counts[i], rt_texture_mode_name(modes[m]));
                 secs[i][m][k] = render_once(b, &o, NULL, stats);
+                mode_check(&o, stats);
+                if ((k == 0 && m == 0) || stats->threads < workers[i])
+                    workers[i] = stats->threads;
             }
         }
     }
@@ -287,14 +320,16 @@ scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
             speedup[i][k] = secs[0][0][k] / secs[i][0][k];
         }
     }
+    ustr_stats us;
+    ustr_table_stats(b->strings, &us);
     for (unsigned i = 0; i < n; i++) {
         double med[MODES];
         for (int m = 0; m < MODES; m++)
             med[m] = tool_median(secs[i][m], repeat);
         printf("render-bench threads=%u full_secs=%.4f bypass_secs=%.4f early_out_secs=%.4f "
-               "intern_pct=%.2f speedup=%.3f\n",
+               "intern_pct=%.2f speedup=%.3f workers=%u lock=%s\n",
                counts[i], med[0], med[1], med[2], tool_median(pct[i], repeat),
-               tool_median(speedup[i], repeat));
+               tool_median(speedup[i], repeat), workers[i], ustr_lock_name(us.lock));
     }
 }
 

@@ -1,5 +1,5 @@
 /* texture-bench: how fast the texture system filters, per thread count. The
- * options and the result line are a contract (DESIGN.md):
+ * options and the result line are a contract (docs/design.md):
  *
  *   texture-bench threads=T lookups=N secs=S mlookups=R
  *

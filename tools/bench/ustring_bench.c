@@ -1,5 +1,5 @@
 /* ustring-bench: how fast the intern table is, per lock strategy and thread
- * count. The options and the result line are a contract (DESIGN.md):
+ * count. The options and the result line are a contract (docs/design.md):
  *
  *   ustring-bench lock=L threads=T ops=N secs=S mops=R
  *

@@ -2,7 +2,7 @@
  * image utilities): one command-line front end (getopt_long with --help
  * and --version), one way to fail with an exit status, option values and
  * lists, a monotonic clock, the median, and the workload contract's random
- * generator (DESIGN.md).
+ * generator (docs/design.md).
  *
  * The library is `tool` (tools/common/CMakeLists.txt). The generator below
  * is inline and needs no library; the C++ benches (compare/oiio_bench_util.h)

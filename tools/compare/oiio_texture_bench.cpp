@@ -1,7 +1,7 @@
 // oiio-texture-bench: the workload of texture-bench, run on OpenImageIO's
 // TextureSystem instead of ours, so the two can be compared on the same files
 // (tools/compare/compare-oiio-texture). Options and semantics follow texture-bench's
-// contract (DESIGN.md); one result line per thread count:
+// contract (docs/design.md); one result line per thread count:
 //
 //   oiio-texture-bench threads=T lookups=N secs=S mlookups=R
 //

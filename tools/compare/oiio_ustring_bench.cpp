@@ -1,7 +1,7 @@
 // oiio-ustring-bench: the workload of ustring-bench, run on OpenImageIO's
 // ustring table instead of ours, so the two can be compared on one machine
 // (tools/compare/compare-oiio). Options and semantics follow ustring-bench's contract
-// (DESIGN.md); one result line per thread count:
+// (docs/design.md); one result line per thread count:
 //
 //   oiio-ustring-bench threads=T ops=N secs=S mops=R
 //

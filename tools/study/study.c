@@ -366,6 +366,20 @@ json_number(const char *json, const char *key, const char **from)
     return strtod(at + strlen(pat), NULL);
 }
 
+/* The lock of rank 0's string table, as its --stats-json reports it
+ * ("ustring": {"lock": "..."}); the default if it says none. */
+static ustr_lock
+json_lock(const char *json)
+{
+    static const char key[] = "\"ustring\": {\"lock\": \"";
+    const char       *at = strstr(json, key);
+    char              name[16] = "";
+    ustr_lock         lock = USTR_LOCK_DEFAULT;
+    if (at && sscanf(at + strlen(key), "%15[a-z]", name) == 1)
+        (void)ustr_lock_parse(name, &lock);
+    return lock;
+}
+
 /* The render program for K > 1 ranks: --render, else ../renderer/render
  * beside this program (the build tree's layout). */
 static const char *
@@ -445,6 +459,8 @@ render_mpi(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads
         return false;
     }
     rt_render_stats *st = &r->st;
+    st->threads = (unsigned)json_number(text, "threads", NULL);
+    r->us.lock = json_lock(text);
     st->render_secs = json_number(text, "render_secs", NULL);
     st->load_secs = json_number(text, "load_secs", NULL);
     st->bvh_secs = json_number(text, "bvh_secs", NULL);
@@ -963,7 +979,7 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-#define NCOLUMNS 29
+#define NCOLUMNS 31
 
 /* A run's columns, in the CSV's order. */
 static void
@@ -975,6 +991,8 @@ columns_of(const run *r, column c[NCOLUMNS])
                   TEXT("mode", rt_texture_mode_name(r->mode)),
                   TEXT("lock", ustr_lock_name(r->lock)),
                   COUNT("threads", r->threads),
+                  COUNT("workers", r->st.threads),
+                  TEXT("table_lock", ustr_lock_name(r->us.lock)),
                   SECS("render_secs", r->st.render_secs),
                   SECS("load_secs", r->st.load_secs),
                   SECS("bvh_secs", r->st.bvh_secs),

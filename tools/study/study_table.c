@@ -110,6 +110,8 @@ study_intern_rounds(const double *bypass, const double *early_out, const double 
 {
     double diff[64], share[64];
     int    shares = 0;
+    if (n < 1)
+        return (study_intern){0};
     if (n > 64)
         n = 64;
     for (int k = 0; k < n; k++) {
