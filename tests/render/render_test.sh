@@ -1158,6 +1158,55 @@ testdata)
     [ "$(json files_opened "$tmp/fox.json")" -ge 1 ] && [ "$(json file_errors "$tmp/fox.json")" = 0 ] ||
         fail "the embedded texture of Fox.glb did not load"
     ;;
+honest_stats)
+    # What a study varies reaches the render, as --stats-json shows it from
+    # the string table and the tile cache themselves, not from the options:
+    # the table has the lock --ustring-lock names; the table sees every
+    # intern the render counts (per lookup, bypass) and no other after the
+    # load's (early-out, --intern once); the cache keeps under --max-memory-mb.
+    table() { # KEY FILE: the string table's own figure
+        grep -o "\"ustring\": {\"lock\": \"[a-z]*\", \"lookups\": [0-9]*" "$2" |
+            sed -n "s/.*\"$1\": \"*\([a-z0-9]*\).*/\1/p"
+    }
+    for lock in mutex spin rwspin sharded lockfree default; do
+        "$render" --quiet -t 2 -r 24 16 --ustring-lock $lock --stats-json "$tmp/l.json" \
+            -o "$tmp/l.png" "$scene" 2>/dev/null || fail "--ustring-lock $lock: exit $?"
+        got=$(table lock "$tmp/l.json") want=${lock/default/lockfree}
+        [ "$got" = "$want" ] || fail "--ustring-lock $lock: the table's lock is '$got', want $want"
+    done
+    base=
+    for args in "--early-out" "" "--bypass-texture" "--intern once"; do
+        # shellcheck disable=SC2086
+        "$render" --quiet --integrator eyelight -t 2 -r 48 32 $args --stats-json "$tmp/i.json" \
+            -o "$tmp/i.png" "$scene" 2>/dev/null || fail "'$args': exit $?"
+        n=$(json interns "$tmp/i.json") t=$(table lookups "$tmp/i.json")
+        [ -n "$n" ] && [ -n "$t" ] || fail "'$args': no interns or table lookups: $(cat "$tmp/i.json")"
+        base=${base:-$((t - n))} # early-out's: the load's interns alone
+        [ "$((t - n))" = "$base" ] ||
+            fail "'$args': the table saw $t interns for the render's $n plus the load's $base"
+        [ "$args" = "" ] && { [ "$n" -gt 0 ] || fail "per-lookup: no interns"; }
+    done
+    "$texgen" --count 2 --size 1024 "$tmp/big" >/dev/null || fail texgen
+    printf 'newmtl m%d\nKd 1 1 1\nmap_Kd big/tex%02d.png\n' 0 0 1 1 >"$tmp/big.mtl"
+    {
+        echo "mtllib big.mtl"
+        printf 'v %s\n' "-1 -1 0" "0 -1 0" "0 1 0" "-1 1 0" "0 -1 0" "1 -1 0" "1 1 0" "0 1 0"
+        printf 'vt %s\n' "0 0" "1 0" "1 1" "0 1"
+        printf 'usemtl m0\nf 1/1 2/2 3/3\nf 1/1 3/3 4/4\nusemtl m1\nf 5/1 6/2 7/3\nf 5/1 7/3 8/4\n'
+    } >"$tmp/big.obj"
+    # About 2 MB of tiles (two 1024x1024 RGB textures at level 1) under a
+    # 1 MiB cap: tiles evicted, and never more resident than the cap and
+    # the few that each thread's lookup holds while it loads (as
+    # tex_cache_stress allows).
+    "$render" --quiet --integrator eyelight -t 2 -r 1024 512 --camera-pos 0,0,2 --look-at 0,0,0 \
+        --max-memory-mb 1 --stats-json "$tmp/cap.json" -o "$tmp/cap.png" "$tmp/big.obj" ||
+        fail "--max-memory-mb 1: exit $?"
+    loaded=$(json bytes_read "$tmp/cap.json") peak=$(json peak_memory "$tmp/cap.json")
+    [ "$loaded" -gt $((3 << 19)) ] || fail "only $loaded bytes of tiles read: not a test of a 1 MiB cap"
+    [ "$(json tiles_evicted "$tmp/cap.json")" -gt 0 ] || fail "--max-memory-mb 1: no tile evicted"
+    [ "$peak" -le $(((1 << 20) + 2 * 3 * 17000)) ] ||
+        fail "--max-memory-mb 1: $peak bytes of tiles at the peak"
+    ;;
 *)
     fail "no case $case_"
     ;;

@@ -1302,6 +1302,56 @@ case_spill_levels(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* One closest lookup in level-0 tile k of clock.png (16 tiles a row); the
+ * tiles the cache has loaded so far. */
+static uint64_t
+clock_touch(tex_system *ts, tex_thread *tc, ustr name, uint32_t k)
+{
+    tex_opts o = {.filter = TEX_FILTER_CLOSEST, .raw = true};
+    float    rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, ((k % 16) * 64 + 32.5f) / 1024,
+                            ((k / 16) * 64 + 32.5f) / 1024, NULL, &o, rgba),
+                 TEX_OK);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    return s.tiles_loaded;
+}
+
+/* The tile cache's clock (texture/tiles.c) gives a tile used since the
+ * hand last passed a second chance. Tiles 0, 1, ... each loaded once under
+ * a 1 MiB cap until the first eviction: every tile's use bit is set (from
+ * its load), so the hand clears them all and evicts tile 0, then stands at
+ * tile 1 with every bit clear. Tile 1 used, one more load must evict tile
+ * 2, not tile 1: first in, first out would have thrown out the tile just
+ * used. */
+static void
+case_clock(const char *arg)
+{
+    (void)arg;
+    ustr        name = png_make("clock.png", 1024, 1024, 4, noise_u8);
+    tex_system *ts;
+    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 1}, &ts) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
+    REQUIRE(clock_touch(ts, tc, name, 0) == 1); /* opening the file loads no tile */
+    uint32_t  n = 1;
+    tex_stats s = {0};
+    while (s.tiles_evicted == 0 && n < 200) {
+        REQUIRE(clock_touch(ts, tc, name, n) == n + 1); /* a new tile each */
+        n++;
+        tex_system_stats(ts, &s);
+    }
+    fprintf(stderr, "the cap holds %u tiles of 64x64 RGBA\n", n - 1);
+    REQUIRE(s.tiles_evicted == 1);                     /* tile 0's */
+    CHECK_EQ_U64(clock_touch(ts, tc, name, 1), n);     /* a hit, which sets its bit */
+    CHECK_EQ_U64(clock_touch(ts, tc, name, n), n + 1); /* a new tile: one evicted */
+    CHECK_EQ_U64(clock_touch(ts, tc, name, 1), n + 1); /* not tile 1, used since */
+    CHECK_EQ_U64(clock_touch(ts, tc, name, 2), n + 2); /* but tile 2, unused */
+    tex_system_stats(ts, &s);
+    CHECK_EQ_U64(s.tiles_evicted, 3);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 static int open_reports;
 
 static void
@@ -1642,6 +1692,7 @@ main(int argc, char **argv)
         {"mip_chain", case_mip_chain},
         {"maketx_levels", case_maketx_levels},
         {"spill_levels", case_spill_levels},
+        {"clock", case_clock},
         {NULL, NULL},
     };
     dir = tex_test_dir();
