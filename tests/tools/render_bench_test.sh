@@ -16,7 +16,7 @@ check() { # lock threads... : render-bench's lines for those thread counts
     out=$("$bench" --scaling "$list" --repeat 1 -r 32 24 ${lock:+--ustring-lock "$lock"} "$scene") ||
         fail "--scaling $list ${lock:+(lock $lock)}: exit $?"
     [ "$(wc -l <<<"$out")" = $# ] || fail "expected $# lines: $out"
-    re='^render-bench threads=([0-9]+) full_secs=([0-9.]+) bypass_secs=([0-9.]+) early_out_secs=([0-9.]+) intern_pct=(-?[0-9.]+) speedup=([0-9.]+) workers=([0-9]+) lock=([a-z]+)$'
+    re='^render-bench threads=([0-9]+) full_secs=([0-9.]+) bypass_secs=([0-9.]+) early_out_secs=([0-9.]+) intern_pct=(-?[0-9.]+) speedup=([0-9.]+) workers=([0-9]+) lock=([a-z]+) intern_pct_min=(-?[0-9.]+) intern_pct_max=(-?[0-9.]+)$'
     local i=0
     while read -r line; do
         [[ $line =~ $re ]] || fail "bad line: $line"
@@ -28,6 +28,9 @@ check() { # lock threads... : render-bench's lines for those thread counts
         for v in "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"; do
             awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "-t $t: a time of 0: $line"
         done
+        # One round: its spread is its figure.
+        [ "${BASH_REMATCH[9]}" = "${BASH_REMATCH[5]}" ] && [ "${BASH_REMATCH[10]}" = "${BASH_REMATCH[5]}" ] ||
+            fail "-t $t: one round's min and max are not its intern_pct: $line"
         # The speed-up is against the first thread count listed.
         [ $i -gt 0 ] || [ "${BASH_REMATCH[6]}" = 1.000 ] || fail "first line's speedup: $line"
         i=$((i + 1))

@@ -6,6 +6,7 @@
 set -u
 study=$1 texgen=$2 case_=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../progress_wait.sh"
 # Every row of a study's CSV ($1) is what the render itself reported: as
 # many workers ran as the row's thread count says, and the string table had
 # the row's lock (not merely the options' asking for them); $2: the thread
@@ -102,11 +103,7 @@ interrupt)
     set -m
     "$study" --quick --repeat 40 -r 320 240 --out i s.obj >i.out 2>i.err &
     pid=$!
-    for _ in $(seq 600); do
-        grep -q "render 2 of" i.err && break
-        sleep 0.1
-    done
-    grep -q "render 2 of" i.err || { kill -KILL $pid; fail "the second render never started"; }
+    wait_for_line i.err "render 2 of" 60 || { kill -KILL $pid; fail "the second render never started"; }
     kill -INT -- -$pid
     wait $pid
     rc=$?
@@ -119,6 +116,25 @@ interrupt)
     grep -q "full, lock lockfree (median of up to 40 renders; .*interrupted" i.out ||
         fail "no 'interrupted' in the heading: $(head -5 i.out)"
     grep -qE "\(([0-9]|[1-3][0-9]) of 40 renders\)" i.out || fail "no row count: $(head -8 i.out)"
+    # Each render is a process of its own group, which Ctrl-C at the
+    # terminal does not reach: the first lets it finish; a second stops it
+    # too (a render of minutes here), and leaves no render running.
+    "$study" --threads 1 --repeat 1 --modes full -r 320 240 --spp 65536 --out j s.obj >j.out 2>j.err &
+    pid=$!
+    wait_for_line j.err "render 1 of 1" 60 || { kill -KILL $pid; fail "the timed render never started"; }
+    kill -INT -- -$pid
+    # The second once the first is taken: signals do not queue.
+    wait_for_line j.err "stopping after this render" 60 || fail "the first Ctrl-C was not taken"
+    kill -INT -- -$pid
+    wait $pid
+    rc=$?
+    [ $rc = 130 ] || fail "exit $rc after two Ctrl-C, want 130"
+    [ "$(wc -l <j.csv)" = 1 ] || fail "a row of a stopped render: $(cat j.csv)"
+    [ -z "$(ls j.run.* 2>/dev/null)" ] || fail "left $(ls j.run.*)"
+    for d in /proc/[0-9]*; do
+        [[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" == *"j.run.tmp.exr"* ]] &&
+            fail "a render outlived the study: ${d#/proc/}"
+    done
     ;;
 flags)
     # What the user gives wins over --quick's defaults, as "--name value" or
@@ -159,6 +175,101 @@ mpi)
               if (bad) { print bad; exit 1 } }' m.csv || fail "m.csv: ranks, lookups or comm_secs"
     rows_honest m.csv "1:lockfree 2:lockfree" || fail "m.csv: workers or lock under mpirun"
     ;;
+same_work)
+    # The study's renders are render's own (each its own process, its
+    # --stats-json read back): a standalone render with the same options
+    # does the very same work, count for count, in every mode and lock.
+    render=$4
+    "$study" --quick --threads 2 --locks mutex,default --integrator eyelight --out w s.obj \
+        >/dev/null 2>&1 || fail "study: exit $?"
+    keys="rays shading_points lookups interns bypasses early_outs tiles_rendered"
+    for lock in mutex lockfree; do
+        for mode in full bypass early-out; do
+            flag=
+            [ $mode = bypass ] && flag=--bypass-texture
+            [ $mode = early-out ] && flag=--early-out
+            "$render" -r 64x48 --integrator eyelight -t 2 --ustring-lock $lock $flag --quiet \
+                --stats-json "one.json" -o one.exr s.obj || fail "render $mode $lock: exit $?"
+            row=$(awk -F, -v m=$mode -v l=$lock 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                $col["mode"] == m && $col["lock"] == l { print $col["rays"], $col["shading_points"],
+                $col["lookups"], $col["interns"], $col["bypasses"], $col["early_outs"],
+                $col["ustr_lookups"] }' w.csv)
+            one=$(for k in rays shading_points lookups interns bypasses early_outs; do
+                grep -o "\"$k\": [0-9]*" one.json | head -1 | sed 's/.*: //'; done | tr '\n' ' ')
+            one="$one$(grep -o '"ustring": {"lock": "[a-z]*", "lookups": [0-9]*' one.json | sed 's/.*: //')"
+            [ -n "$row" ] && [ "$row" = "$one" ] ||
+                fail "$mode, $lock: the study counted '$row', render alone '$one' ($keys, table lookups)"
+        done
+    done
+    ;;
+work_size)
+    # Without -r or --spp the image grows until the fastest configuration
+    # (early-out, at the most threads the machine runs) takes >= 100 ms, or
+    # --min-render-ms (400 here: more than a 640x480 eyelight render of one
+    # quad takes even in a sanitizer's build), and the header says so; every
+    # row renders that size.
+    out=$("$study" --threads 1 --repeat 1 --modes early-out,bypass --integrator eyelight \
+        --min-render-ms 400 --out z s.obj 2>/dev/null) || fail "exit $?"
+    line=$(grep '^work: ' <<<"$out") || fail "no work line: $out"
+    [[ $line =~ ^work:\ 640x480\ scaled\ to\ ([0-9]+)x([0-9]+)\ so\ that\ the\ fastest\ render\ \(early-out,\ -t\ 1:\ [0-9]+\ ms\)\ takes\ \>=\ 400\ ms$ ]] ||
+        fail "work line: $line"
+    w=${BASH_REMATCH[1]} h=${BASH_REMATCH[2]}
+    [ $((w * 3)) -ge $((h * 4 - 4)) ] && [ $((w * 3)) -le $((h * 4 + 4)) ] && [ "$w" -gt 640 ] ||
+        fail "$w x $h: not 640x480 grown in shape"
+    grep -qF "options: ${w}x$h pixels" <<<"$out" || fail "the options do not say ${w}x$h: $out"
+    grep -q "\"work\": \"640x480 scaled to ${w}x$h" z.json || fail "z.json lacks the work line"
+    [[ $line =~ -t\ 1:\ ([0-9]+)\ ms ]] && [ "${BASH_REMATCH[1]}" -ge 400 ] ||
+        fail "the sizing render took under 400 ms: $line"
+    # The timed rows render that size, so they take as long, give or take
+    # what a busy machine adds or takes away (ctest runs two tests at once).
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["render_secs"] < 0.2 { bad = 1 } END { exit bad }' z.csv ||
+        fail "a row under 200 ms: $(cat z.csv)"
+    # -r (or --spp, or --quick) is the user's choice: kept; and
+    # --min-render-ms 0 keeps render's size.
+    out=$("$study" --threads 1 --repeat 1 --modes early-out --integrator eyelight \
+        --min-render-ms 0 --out x s.obj 2>/dev/null) || fail "--min-render-ms 0: exit $?"
+    grep -q '^work: ' <<<"$out" && fail "--min-render-ms 0 was scaled: $out"
+    grep -qF "options: 640x480 pixels" <<<"$out" || fail "--min-render-ms 0: not 640x480: $out"
+    out=$("$study" --threads 1 --repeat 1 --modes early-out -r 32 24 --out y s.obj 2>/dev/null) ||
+        fail "-r 32 24: exit $?"
+    grep -q '^work: ' <<<"$out" && fail "-r 32 24 was scaled: $out"
+    grep -qF "options: 32x24 pixels" <<<"$out" || fail "-r 32 24 not kept: $out"
+    ;;
+waiting)
+    # Two workers on one CPU wait for it half the time: the row says so, in
+    # the table, the CSV (cpu_share) and the JSON (its flags).
+    command -v taskset >/dev/null || { echo "skipped: no taskset"; exit 77; }
+    out=$(taskset -c 0 "$study" --quick --threads 2 --modes early-out -r 320 240 --out t s.obj \
+        2>/dev/null) || fail "exit $?"
+    grep -qE -- "^  -t2 .* ! on a CPU [0-9]+% of the time: the threads waited" <<<"$out" ||
+        fail "-t2 on one CPU not flagged: $out"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        !($col["cpu_share"] > 0 && $col["cpu_share"] < 0.75) { bad = 1 } END { exit bad }' t.csv ||
+        fail "cpu_share of two workers on one CPU: $(cut -d, -f1-13 t.csv)"
+    grep -q '"threads": 2, .*"cpu_share": 0\.[0-7][0-9]*, "flags": \["waiting"' t.json ||
+        fail "t.json's row not flagged: $(grep -o '"rows": .*' t.json | head -c 400)"
+    ;;
+plot)
+    # --plot redraws a study's tables and picture from its JSON alone (for a
+    # study made on a machine without gnuplot): the same rows as the study
+    # printed, and a PNG.
+    out=$("$study" --quick --locks default,mutex --out p s.obj 2>/dev/null) || fail "study: exit $?"
+    rm -f p.png
+    again=$("$study" --plot p.json --out r 2>/dev/null) || fail "--plot: exit $?"
+    [ "$(head -c 8 r.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "r.png is not a PNG"
+    rows() { grep -E '^  -t[0-9]|^(full|bypass|early-out), lock' <<<"$1"; }
+    [ "$(rows "$out")" = "$(rows "$again")" ] ||
+        fail "--plot's tables differ: $(diff <(rows "$out") <(rows "$again"))"
+    "$study" --plot p.json >/dev/null 2>&1 && [ -s p.png ] || fail "--plot without --out: no p.png"
+    # Not a study's JSON: one line, exit 1, no picture.
+    echo '{"width": 3}' >bad.json
+    err=$("$study" --plot bad.json 2>&1 >/dev/null) && fail "--plot of a bad file: exit 0"
+    [ "$err" = "study: bad.json: not a study's JSON (no scene, or no runs)" ] || fail "bad file: '$err'"
+    [ ! -e bad.png ] || fail "a picture of a bad file"
+    err=$("$study" --plot nosuch.json 2>&1 >/dev/null) && fail "--plot of no file: exit 0"
+    [[ $err == "study: nosuch.json: cannot read: No such file or directory" ]] || fail "no file: '$err'"
+    ;;
 bad_input)
     check() { # message-part args...
         local msg=$1
@@ -172,6 +283,8 @@ bad_input)
     check "--threads" --threads , s.obj
     check "--threads" --threads 0,2 s.obj
     check "--mpi-ranks" --quick --mpi-ranks 0 s.obj
+    check "--min-render-ms" --min-render-ms fast s.obj
+    check "--min-render-ms" --min-render-ms -5 s.obj
     check "--mpi-ranks" --quick --mpi-ranks 2,x s.obj
     # A launcher that is not there fails before the first timed render.
     out=$("$study" --quick --mpi-ranks 1,2 --mpirun ./no-mpirun --out b s.obj 2>&1 >/dev/null) &&

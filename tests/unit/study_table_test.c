@@ -51,8 +51,8 @@ case_print(const char *arg)
     study_row  c = study_row_make(4, 120, 444);
     study_unit s = study_unit_for(444);
     study_row_header(f, true);
-    study_row_print(f, &a, 2, s, true, 440, 450, study_row_noise(444, 440, 450));
-    study_row_print(f, &b, 2, s, true, 200, 260, study_row_noise(230, 200, 260));
+    study_row_print(f, &a, 2, s, true, 440, 450, study_row_noise(444, 440, 450, 0));
+    study_row_print(f, &b, 2, s, true, 200, 260, study_row_noise(230, 200, 260, 0));
     study_row_print(f, &c, 2, s, false, 0, 0, 0);
     fclose(f);
     CHECK(strstr(buf, "threads") && strstr(buf, "speed-up") && strstr(buf, "% of light speed") &&
@@ -89,18 +89,22 @@ static void
 case_noise(const char *arg)
 {
     (void)arg;
-    CHECK_EQ_INT(study_row_noise(1.0, 0.96, 1.05), 0);
-    CHECK_EQ_INT(study_row_noise(1.0, 0.9, 1.2), STUDY_NOISE_SPREAD);
-    CHECK_EQ_INT(study_row_noise(0.005, 0.005, 0.005), STUDY_NOISE_SHORT);
-    CHECK_EQ_INT(study_row_noise(0.005, 0.004, 0.006), STUDY_NOISE_SHORT | STUDY_NOISE_SPREAD);
+    CHECK_EQ_INT(study_row_noise(1.0, 0.96, 1.05, 0.95), 0);
+    CHECK_EQ_INT(study_row_noise(1.0, 0.96, 1.05, 0.56), STUDY_NOISE_WAITING);
+    CHECK_EQ_INT(study_row_noise(1.0, 0.9, 1.2, 0), STUDY_NOISE_SPREAD);
+    CHECK_EQ_INT(study_row_noise(0.005, 0.005, 0.005, 0), STUDY_NOISE_SHORT);
+    CHECK_EQ_INT(study_row_noise(0.005, 0.004, 0.006, 0), STUDY_NOISE_SHORT | STUDY_NOISE_SPREAD);
     char note[200];
-    study_noise_note(note, sizeof note, 0, 1, 1, 1);
+    study_noise_note(note, sizeof note, 0, 1, 1, 1, 0);
     CHECK_EQ_STR(note, "");
-    study_noise_note(note, sizeof note, STUDY_NOISE_SPREAD | STUDY_NOISE_SHORT, 0.005, 0.004,
-                     0.006);
+    study_noise_note(note, sizeof note, STUDY_NOISE_SPREAD | STUDY_NOISE_SHORT, 0.005, 0.004, 0.006,
+                     0);
     CHECK_EQ_STR(note, "! spread 40% of the median: more --repeat; under 10 ms: a larger -r");
-    study_noise_note(note, sizeof note, STUDY_NOISE_NEGATIVE, 0, 0, 0);
+    study_noise_note(note, sizeof note, STUDY_NOISE_NEGATIVE, 0, 0, 0, 0);
     CHECK(strstr(note, "! below zero") == note && strstr(note, "more --repeat"));
+    study_noise_note(note, sizeof note, STUDY_NOISE_WAITING, 1, 1, 1, 0.564);
+    CHECK_EQ_STR(note, "! on a CPU 56% of the time: the threads waited (for a lock, a file, or a "
+                       "core)");
 }
 
 /* The verdict's fastest lock: the smallest positive time. */

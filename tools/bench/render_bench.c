@@ -28,13 +28,15 @@
  * scene and its interned names are shared. One line per T, medians:
  *
  *   render-bench threads=T full_secs=F bypass_secs=B early_out_secs=E
- *       intern_pct=P speedup=S workers=W lock=L
+ *       intern_pct=P speedup=S workers=W lock=L intern_pct_min=P0 intern_pct_max=P1
  *
  * intern_pct: (B - E) / F in percent, what interning costs the full render;
  * speedup: F at the first T listed over F at this T. Both are medians of
  * the ratios within each round, whose runs were close in time, so a slow
  * spell of the machine shifts both sides of a ratio alike. workers: the
- * fewest worker threads any of T's renders reported running; lock: the
+ * fewest worker threads any of T's renders reported running;
+ * intern_pct_min, _max: the rounds' smallest and largest intern_pct (the
+ * spread the median hides); lock: the
  * strategy the string table reports (--ustring-lock). A render whose
  * counts contradict its texture mode ends the run with an error. */
 #define _POSIX_C_SOURCE 200809L
@@ -326,10 +328,14 @@ scaling(const bench *b, const char *list, int repeat, rt_render_stats *stats)
         double med[MODES];
         for (int m = 0; m < MODES; m++)
             med[m] = tool_median(secs[i][m], repeat);
+        double lo = pct[i][0], hi = pct[i][0];
+        for (int k = 1; k < repeat; k++)
+            lo = pct[i][k] < lo ? pct[i][k] : lo, hi = pct[i][k] > hi ? pct[i][k] : hi;
         printf("render-bench threads=%u full_secs=%.4f bypass_secs=%.4f early_out_secs=%.4f "
-               "intern_pct=%.2f speedup=%.3f workers=%u lock=%s\n",
+               "intern_pct=%.2f speedup=%.3f workers=%u lock=%s intern_pct_min=%.2f "
+               "intern_pct_max=%.2f\n",
                counts[i], med[0], med[1], med[2], tool_median(pct[i], repeat),
-               tool_median(speedup[i], repeat), workers[i], ustr_lock_name(us.lock));
+               tool_median(speedup[i], repeat), workers[i], ustr_lock_name(us.lock), lo, hi);
     }
 }
 

@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "rt_render.h"
+#include "study_run.h"
 #include "study_table.h"
 #include "tool.h"
 #include "usl.h"
@@ -58,7 +59,11 @@ usage(FILE *f)
           "  --render PATH    the render program for K > 1 (default: ../renderer/render\n"
           "                   beside this program)\n"
           "  --mpirun PATH    the MPI launcher (default mpirun)\n"
+          "  --min-render-ms MS  unless -r or --spp is given, grow the image until the\n"
+          "                   fastest render takes MS (default 100; 0: never)\n"
           "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
+          "  --plot FILE      no renders: the tables and PREFIX.png again from a study's\n"
+          "                   FILE.json (PREFIX: FILE without .json, unless --out)\n"
           "  --quick          a smoke run: threads 1,2, repeat 1, 64x48, each unless\n"
           "                   --threads, --repeat or -r says otherwise\n"
           "  render options   as `render` takes them: -r W H, --spp N, --integrator I, ...\n",
@@ -85,7 +90,12 @@ typedef struct plan {
     int             nrest;
     int             argc; /* the whole command line, for the provenance */
     char          **argv;
-    rt_options      o; /* the render options every run starts from */
+    rt_options      o;               /* the render options every run starts from */
+    bool            work_given;      /* -r, --resolution or --spp given, or --quick */
+    unsigned        width, height;   /* 0: o's; else the size work_size() chose */
+    char            work[256];       /* what work_size() did, "" if nothing */
+    unsigned        hw;              /* the hardware threads of the machine the study ran on */
+    double          min_render_secs; /* --min-render-ms: work_size()'s aim; 0: none */
 } plan;
 
 /* Splits a comma-separated list (tool_list); `item` checks and stores one
@@ -156,7 +166,7 @@ item_lock(const char *s, void *dst, int i)
 static void
 plan_parse(int argc, char **argv, plan *p)
 {
-    *p = (plan){.repeat = 3, .out = "study", .argc = argc, .argv = argv};
+    *p = (plan){.repeat = 3, .out = "study", .argc = argc, .argv = argv, .min_render_secs = 0.1};
     static const unsigned default_threads[] = {1, 2, 4, 8, 12, 16, 20, 24, 32};
     memcpy(p->threads, default_threads, sizeof default_threads);
     p->nthreads = sizeof default_threads / sizeof *default_threads;
@@ -172,8 +182,9 @@ plan_parse(int argc, char **argv, plan *p)
         tool_die("out of memory");
     rest[n++] = "study";
     rest[n++] = "--quiet";
-    static const char *const own[] = {"--threads", "--modes",     "--locks",  "--repeat",
-                                      "--out",     "--mpi-ranks", "--render", "--mpirun"};
+    static const char *const own[] = {"--threads", "--modes",  "--locks",
+                                      "--repeat",  "--out",    "--mpi-ranks",
+                                      "--render",  "--mpirun", "--min-render-ms"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL; /* v: the option's value */
         char        name[16] = "";
@@ -206,6 +217,12 @@ plan_parse(int argc, char **argv, plan *p)
                 tool_bad_usage("--repeat: '%s' is not a count (1..63)", v);
             p->repeat = (int)k;
             repeat_given = true;
+        } else if (strcmp(name, "--min-render-ms") == 0) {
+            char *end;
+            long  k = strtol(v, &end, 10);
+            if (*end || end == v || k < 0 || k > 600000)
+                tool_bad_usage("--min-render-ms: '%s' is not a time in ms (0..600000)", v);
+            p->min_render_secs = (double)k / 1e3;
         } else if (strcmp(name, "--out") == 0) {
             p->out = v;
         } else if (strcmp(name, "--mpi-ranks") == 0) {
@@ -215,10 +232,12 @@ plan_parse(int argc, char **argv, plan *p)
         } else if (strcmp(name, "--mpirun") == 0) {
             p->mpirun = v;
         } else {
-            resolution |= strcmp(a, "-r") == 0 || strncmp(a, "--resolution", 12) == 0;
+            resolution |= strncmp(a, "-r", 2) == 0 || strncmp(a, "--resolution", 12) == 0;
+            p->work_given |= strncmp(a, "--spp", 5) == 0;
             rest[n++] = argv[i];
         }
     }
+    p->work_given |= resolution || quick;
     if (quick) { /* what the user gave wins */
         if (!threads_given)
             p->threads[0] = 1, p->threads[1] = 2, p->nthreads = 2;
@@ -272,116 +291,28 @@ physical_cores(void)
 
 /* ---- one run ---- */
 
-typedef struct run {
-    int             round;
-    rt_texture_mode mode;
-    ustr_lock       lock;
-    unsigned        threads;
-    unsigned        ranks;     /* 1: in this process; more: under mpirun */
-    double          comm_secs; /* ranks > 1: every rank's time in MPI calls */
-    rt_render_stats st;
-    ustr_stats      us;
-    tex_stats       ts;
-    double          busy_min, busy_max, cpu;
-} run;
+typedef study_run run;
 
+/* Ctrl-C: the first lets the running render finish, then the study writes
+ * what it measured; the second stops that render too (study_run_stop()). */
 static volatile sig_atomic_t stop_requested;
 
 static void
 on_interrupt(int sig)
 {
     (void)sig;
+    static const char first[] = "\nstudy: stopping after this render (Ctrl-C again: now)\n";
+    if (stop_requested) {
+        study_run_stop();
+    } else {
+        ssize_t n = write(STDERR_FILENO, first, sizeof first - 1);
+        (void)n; /* nothing to do if stderr is gone */
+    }
     stop_requested = 1;
 }
 
-/* rt_scene_load(), then the automatic camera as --up and --view say;
- * *secs: the time both took (render's load_secs). */
-static rt_result
-scene_load(const rt_options *o, ustr_table *strings, rt_scene **s, double *secs,
-           char err[RT_ERR_LEN])
-{
-    double    t0 = rt_now();
-    rt_result r = rt_scene_load(o->scene, strings, s, err);
-    if (r == RT_OK)
-        rt_scene_frame(*s, o->up, o->view);
-    *secs = rt_now() - t0;
-    return r;
-}
-
-/* Renders once, cold (see the top of this file); false if it could not. */
-static bool
-render_cold(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, run *r,
-            char err[RT_ERR_LEN])
-{
-    rt_options o = p->o;
-    o.texture_mode = mode, o.lock = lock, o.threads = threads;
-    ustr_table *strings = NULL;
-    rt_scene   *scene = NULL;
-    tex_system *ts = NULL;
-    rt_image    img = {0};
-    rt_result   res = RT_ERR_NOMEM;
-    double      load_secs = 0;
-    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = 1};
-    if (ustr_table_create(&(ustr_config){.lock = lock}, &strings) != USTR_OK)
-        snprintf(err, RT_ERR_LEN, "cannot make a string table");
-    else if ((res = scene_load(&o, strings, &scene, &load_secs, err)) != RT_OK)
-        ;
-    else if (tex_system_create(&(tex_config){.max_memory_mb = o.max_memory_mb, .strings = strings},
-                               &ts) != TEX_OK)
-        snprintf(err, RT_ERR_LEN, "cannot start the texture system"), res = RT_ERR_NOMEM;
-    else
-        res = rt_render(&o, scene, ts, strings, &img, &r->st, err);
-    if (res == RT_OK) {
-        r->st.load_secs = load_secs; /* rt_render() times only its own phases */
-        ustr_table_stats(strings, &r->us);
-        tex_system_stats(ts, &r->ts);
-        r->busy_min = r->busy_max = r->st.per_thread[0].busy_secs;
-        for (unsigned i = 0; i < threads; i++) {
-            double b = r->st.per_thread[i].busy_secs;
-            r->busy_min = b < r->busy_min ? b : r->busy_min;
-            r->busy_max = b > r->busy_max ? b : r->busy_max;
-        }
-        r->cpu = r->st.total.cpu_secs;
-    }
-    rt_image_free(&img);
-    tex_system_destroy(ts);
-    rt_scene_free(scene);
-    ustr_table_destroy(strings);
-    return res == RT_OK;
-}
-
-/* The number after "key": in a --stats-json file, from `from` on; 0 if
- * it is not there. Top-level keys come before "ranks", so the first match
- * is the job's own. */
-static double
-json_number(const char *json, const char *key, const char **from)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *at = strstr(from && *from ? *from : json, pat);
-    if (!at)
-        return 0;
-    if (from)
-        *from = at + strlen(pat);
-    return strtod(at + strlen(pat), NULL);
-}
-
-/* The lock of rank 0's string table, as its --stats-json reports it
- * ("ustring": {"lock": "..."}); the default if it says none. */
-static ustr_lock
-json_lock(const char *json)
-{
-    static const char key[] = "\"ustring\": {\"lock\": \"";
-    const char       *at = strstr(json, key);
-    char              name[16] = "";
-    ustr_lock         lock = USTR_LOCK_DEFAULT;
-    if (at && sscanf(at + strlen(key), "%15[a-z]", name) == 1)
-        (void)ustr_lock_parse(name, &lock);
-    return lock;
-}
-
-/* The render program for K > 1 ranks: --render, else ../renderer/render
- * beside this program (the build tree's layout). */
+/* The render program: --render, else ../renderer/render beside this
+ * program (the build tree's layout). */
 static const char *
 render_path(const plan *p, char buf[4096])
 {
@@ -396,96 +327,32 @@ render_path(const plan *p, char buf[4096])
     return buf;
 }
 
-/* Renders once under `mpirun -np ranks render ...`, cold by construction
- * (new processes), and reads its --stats-json; false if it failed. */
+/* Renders once as its own process (study_run.h): `render`, or under
+ * `mpirun -np ranks`; dies on a failed render unless Ctrl-C ended it
+ * (then false). */
 static bool
-render_mpi(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, unsigned ranks,
-           run *r, char err[RT_ERR_LEN])
+render_one(const plan *p, rt_texture_mode mode, ustr_lock lock, unsigned threads, unsigned ranks,
+           run *r, bool warm_up)
 {
-    *r = (run){.mode = mode, .lock = lock, .threads = threads, .ranks = ranks};
-    char np[16], t[16], json[4200], exr[4200], render[4096];
-    snprintf(np, sizeof np, "%u", ranks);
-    snprintf(t, sizeof t, "%u", threads);
-    snprintf(json, sizeof json, "%s.mpi.json.tmp", p->out);
-    snprintf(exr, sizeof exr, "%s.mpi.tmp.exr", p->out);
-    const char *prog = render_path(p, render);
-    const char *head[] = {p->mpirun, "--oversubscribe", "-np", np, prog};
-    const char *tail[] = {"-t",
-                          t,
-                          "--ustring-lock",
-                          ustr_lock_name(lock),
-                          "--quiet",
-                          "--stats-json",
-                          json,
-                          "-o",
-                          exr,
-                          mode == RT_TEXTURE_BYPASS      ? "--bypass-texture"
-                          : mode == RT_TEXTURE_EARLY_OUT ? "--early-out"
-                                                         : NULL};
-    size_t      nh = sizeof head / sizeof *head, nt = sizeof tail / sizeof *tail;
-    char      **argv = calloc(nh + (size_t)p->nrest + nt + 1, sizeof *argv), **a = argv;
-    if (!argv) {
-        snprintf(err, RT_ERR_LEN, "out of memory");
-        return false;
-    }
-    for (size_t i = 0; i < nh; i++)
-        *a++ = (char *)head[i];
-    for (int i = 0; i < p->nrest; i++)
-        *a++ = p->rest[i];
-    for (size_t i = 0; i < nt && tail[i]; i++)
-        *a++ = (char *)tail[i];
-    /* As root, Open MPI's mpirun refuses to start unless these say it may
-     * (docs/distributed.md); a value the user set stays. */
-    if (geteuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-    }
-    pid_t pid;
-    int   status = -1;
-    bool  ok = posix_spawnp(&pid, p->mpirun, NULL, NULL, argv, environ) == 0 &&
-              waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    free(argv);
-    FILE *f = ok ? fopen(json, "r") : NULL;
-    char *text = f ? calloc(1, 1 << 20) : NULL;
-    if (text)
-        fread(text, 1, (1 << 20) - 1, f);
-    if (f)
-        fclose(f);
-    remove(json);
-    remove(exr);
-    if (!text) {
-        snprintf(err, RT_ERR_LEN, "%.60s -np %u %.120s: %s", p->mpirun, ranks, prog,
-                 ok ? "no statistics" : "failed (see above)");
-        return false;
-    }
-    rt_render_stats *st = &r->st;
-    st->threads = (unsigned)json_number(text, "threads", NULL);
-    r->us.lock = json_lock(text);
-    st->render_secs = json_number(text, "render_secs", NULL);
-    st->load_secs = json_number(text, "load_secs", NULL);
-    st->bvh_secs = json_number(text, "bvh_secs", NULL);
-    st->total.rays = (uint64_t)json_number(text, "rays", NULL);
-    st->total.shading_points = (uint64_t)json_number(text, "shading_points", NULL);
-    st->total.lookups = (uint64_t)json_number(text, "lookups", NULL);
-    st->total.interns = (uint64_t)json_number(text, "interns", NULL);
-    st->total.bypasses = (uint64_t)json_number(text, "bypasses", NULL);
-    st->total.early_outs = (uint64_t)json_number(text, "early_outs", NULL);
-    st->total.lookup_errors = (uint64_t)json_number(text, "lookup_errors", NULL);
-    st->total.bad_samples = (uint64_t)json_number(text, "bad_samples", NULL);
-    /* Per rank: busy and CPU time and time in MPI, summed over the ranks. */
-    const char *at = strstr(text, "\"ranks\": [");
-    for (unsigned k = 0; at && k < ranks; k++) {
-        const char *from = at;
-        double      n = json_number(text, "threads", &from);
-        double      b = json_number(text, "busy_secs", &from) / (n > 0 ? n : 1);
-        r->busy_min = k == 0 || b < r->busy_min ? b : r->busy_min; /* a rank's mean thread */
-        r->busy_max = b > r->busy_max ? b : r->busy_max;
-        r->cpu += json_number(text, "cpu_secs", &from);
-        r->comm_secs += json_number(text, "comm_secs", &from);
-        at = from;
-    }
-    free(text);
-    return true;
+    char         prog[4096], err[STUDY_ERR_LEN];
+    study_launch l = {.render = render_path(p, prog),
+                      .mpirun = p->mpirun,
+                      .rest = p->rest,
+                      .nrest = p->nrest,
+                      .tmp = p->out,
+                      .mode = mode,
+                      .lock = lock,
+                      .threads = threads,
+                      .ranks = ranks,
+                      .width = p->width,
+                      .height = p->height,
+                      .warm_up = warm_up};
+    bool         interrupted;
+    if (study_run_render(&l, r, &interrupted, err))
+        return true;
+    if (!interrupted)
+        tool_die("%s: %s", p->o.scene, err);
+    return false;
 }
 
 /* ---- results ---- */
@@ -500,12 +367,27 @@ median_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_loc
     for (int i = 0; i < n && k < 64; i++)
         if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
             runs[i].threads == threads)
-            v[k++] = runs[i].st.render_secs;
+            v[k++] = runs[i].render_secs;
     *lo = *hi = 0;
     for (int i = 0; i < k; i++) {
         *lo = i == 0 || v[i] < *lo ? v[i] : *lo;
         *hi = v[i] > *hi ? v[i] : *hi;
     }
+    return k ? tool_median(v, k) : 0;
+}
+
+/* The median over one configuration's runs of its workers' share of time
+ * on a CPU; 0: none. */
+static double
+cpu_share_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+             unsigned threads)
+{
+    double v[64];
+    int    k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+            runs[i].threads == threads)
+            v[k++] = study_run_cpu_share(&runs[i]);
     return k ? tool_median(v, k) : 0;
 }
 
@@ -548,7 +430,7 @@ round_secs(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lo
     for (int i = 0; i < n; i++)
         if (runs[i].round == round && runs[i].ranks == ranks && runs[i].mode == mode &&
             runs[i].lock == lock && runs[i].threads == threads)
-            return runs[i].st.render_secs;
+            return runs[i].render_secs;
     return 0;
 }
 
@@ -610,7 +492,9 @@ print_mode_table(const plan *p, const run *runs, int n, unsigned marked, unsigne
             continue;
         int       k = runs_of(runs, n, rk, mode, lock, p->threads[t]);
         study_row r = study_row_make(p->threads[t], secs, t1);
-        study_row_print(f, &r, marked, u, p->repeat > 1, lo, hi, study_row_noise(secs, lo, hi));
+        r.cpu_share = cpu_share_of(runs, n, rk, mode, lock, p->threads[t]);
+        study_row_print(f, &r, marked, u, p->repeat > 1, lo, hi,
+                        study_row_noise(secs, lo, hi, r.cpu_share));
         if (k < p->repeat)
             fprintf(f, "          (%d of %d renders)\n", k, p->repeat);
     }
@@ -764,7 +648,7 @@ verdict_print(const plan *p, const verdict *v, unsigned marked, FILE *f)
     }
     if (flags) {
         char note[200];
-        study_noise_note(note, sizeof note, flags, 0, 0, 0);
+        study_noise_note(note, sizeof note, flags, 0, 0, 0, 0);
         fprintf(f, "    %s\n", note);
     }
 }
@@ -979,45 +863,45 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-#define NCOLUMNS 31
+#define NCOLUMNS 32
 
 /* A run's columns, in the CSV's order. */
 static void
 columns_of(const run *r, column c[NCOLUMNS])
 {
-    const rt_thread_stats *t = &r->st.total;
-    const column           all[NCOLUMNS] = {
-                  COUNT("round", (uint64_t)r->round),
-                  TEXT("mode", rt_texture_mode_name(r->mode)),
-                  TEXT("lock", ustr_lock_name(r->lock)),
-                  COUNT("threads", r->threads),
-                  COUNT("workers", r->st.threads),
-                  TEXT("table_lock", ustr_lock_name(r->us.lock)),
-                  SECS("render_secs", r->st.render_secs),
-                  SECS("load_secs", r->st.load_secs),
-                  SECS("bvh_secs", r->st.bvh_secs),
-                  SECS("busy_min_secs", r->busy_min),
-                  SECS("busy_max_secs", r->busy_max),
-                  SECS("cpu_secs", r->cpu),
-                  COUNT("rays", t->rays),
-                  COUNT("shading_points", t->shading_points),
-                  COUNT("lookups", t->lookups),
-                  COUNT("interns", t->interns),
-                  COUNT("bypasses", t->bypasses),
-                  COUNT("early_outs", t->early_outs),
-                  COUNT("lookup_errors", t->lookup_errors),
-                  COUNT("bad_samples", t->bad_samples),
-                  COUNT("ustr_lookups", r->us.lookups),
-                  COUNT("ustr_inserts", r->us.inserts),
-                  COUNT("ustr_contended", r->us.contended),
-                  COUNT("tex_tile_hits", r->ts.tile_hits),
-                  COUNT("tex_tile_misses", r->ts.tile_misses),
-                  COUNT("tex_tiles_loaded", r->ts.tiles_loaded),
-                  COUNT("tex_bytes_read", r->ts.bytes_read),
-                  COUNT("tex_files_opened", r->ts.files_opened),
-                  COUNT("tex_file_errors", r->ts.file_errors),
-                  COUNT("ranks", r->ranks),
-                  SECS("comm_secs", r->comm_secs),
+    const column all[NCOLUMNS] = {
+        COUNT("round", (uint64_t)r->round),
+        TEXT("mode", rt_texture_mode_name(r->mode)),
+        TEXT("lock", ustr_lock_name(r->lock)),
+        COUNT("threads", r->threads),
+        COUNT("workers", r->workers),
+        TEXT("table_lock", ustr_lock_name(r->table_lock)),
+        SECS("render_secs", r->render_secs),
+        SECS("load_secs", r->load_secs),
+        SECS("bvh_secs", r->bvh_secs),
+        SECS("busy_min_secs", r->busy_min),
+        SECS("busy_max_secs", r->busy_max),
+        SECS("cpu_secs", r->cpu_secs),
+        SECS("cpu_share", study_run_cpu_share(r)),
+        COUNT("rays", r->rays),
+        COUNT("shading_points", r->shading_points),
+        COUNT("lookups", r->lookups),
+        COUNT("interns", r->interns),
+        COUNT("bypasses", r->bypasses),
+        COUNT("early_outs", r->early_outs),
+        COUNT("lookup_errors", r->lookup_errors),
+        COUNT("bad_samples", r->bad_samples),
+        COUNT("ustr_lookups", r->ustr_lookups),
+        COUNT("ustr_inserts", r->ustr_inserts),
+        COUNT("ustr_contended", r->ustr_contended),
+        COUNT("tex_tile_hits", r->tex_tile_hits),
+        COUNT("tex_tile_misses", r->tex_tile_misses),
+        COUNT("tex_tiles_loaded", r->tex_tiles_loaded),
+        COUNT("tex_bytes_read", r->tex_bytes_read),
+        COUNT("tex_files_opened", r->tex_files_opened),
+        COUNT("tex_file_errors", r->tex_file_errors),
+        COUNT("ranks", r->ranks),
+        SECS("comm_secs", r->comm_secs),
     };
     memcpy(c, all, sizeof all);
 }
@@ -1097,6 +981,44 @@ verdict_json(const plan *p, const verdict *v, FILE *f)
 
 /* The JSON: the machine, the plan, the provenance, the verdict and every
  * run with the CSV's fields. */
+/* Every table row as the JSON's "rows": per rank count, mode, lock and
+ * thread count, the median time, the runs' range, the workers' median share
+ * of time on a CPU, and the row's flags ("waiting": under STUDY_MIN_CPU on
+ * a CPU; "spread", "short": as the table's notes). */
+static void
+rows_json(const plan *p, const run *runs, int n, FILE *f)
+{
+    static const struct {
+        unsigned    flag;
+        const char *name;
+    } flags[] = {{STUDY_NOISE_WAITING, "waiting"},
+                 {STUDY_NOISE_SPREAD, "spread"},
+                 {STUDY_NOISE_SHORT, "short"}};
+    int rows = 0;
+    for (int r = 0; r < p->nranks; r++)
+        for (int m = 0; m < p->nmodes; m++)
+            for (int l = 0; l < p->nlocks; l++)
+                for (int t = 0; t < p->nthreads; t++) {
+                    unsigned        rk = p->ranks[r], th = p->threads[t];
+                    rt_texture_mode mode = p->modes[m];
+                    double lo, hi, secs = median_of(runs, n, rk, mode, p->locks[l], th, &lo, &hi);
+                    if (secs <= 0)
+                        continue;
+                    double   cpu = cpu_share_of(runs, n, rk, mode, p->locks[l], th);
+                    unsigned noise = study_row_noise(secs, lo, hi, cpu);
+                    fprintf(f,
+                            "%s\n  {\"ranks\": %u, \"mode\": \"%s\", \"lock\": \"%s\", "
+                            "\"threads\": %u, \"secs\": %.6f, \"min_secs\": %.6f, "
+                            "\"max_secs\": %.6f, \"cpu_share\": %.4f, \"flags\": [",
+                            rows++ ? "," : "", rk, rt_texture_mode_name(mode),
+                            ustr_lock_name(p->locks[l]), th, secs, lo, hi, cpu);
+                    for (size_t k = 0, c = 0; k < sizeof flags / sizeof *flags; k++)
+                        if (noise & flags[k].flag)
+                            fprintf(f, "%s\"%s\"", c++ ? ", " : "", flags[k].name);
+                    fputs("]}", f);
+                }
+}
+
 static bool
 write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
            const provenance *pv, const verdict *v)
@@ -1121,7 +1043,11 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
     options_print(&p->o, true, f);
     fputs("}},\n ", f);
     verdict_json(p, v, f);
-    fputs(",\n \"runs\": [\n", f);
+    fputs(",\n \"work\": ", f);
+    rt_json_string(f, p->work[0] ? p->work : NULL);
+    fputs(",\n \"rows\": [", f);
+    rows_json(p, runs, n, f);
+    fputs("],\n \"runs\": [\n", f);
     for (int i = 0; i < n; i++) {
         columns_of(&runs[i], c);
         fputs("  {", f);
@@ -1252,7 +1178,7 @@ write_png(const plan *p, const run *runs, int n, unsigned cores)
     unsigned most = 1;
     for (int t = 0; t < p->nthreads; t++)
         most = p->threads[t] > most ? p->threads[t] : most;
-    long        hw = sysconf(_SC_NPROCESSORS_ONLN);
+    long        hw = p->hw;
     const char *slash = strrchr(p->o.scene, '/');
     fputs("set terminal pngcairo size 1200,560 noenhanced font ',10'\nset output ", g);
     gnuplot_string(g, tmp);
@@ -1339,16 +1265,169 @@ out_check(const plan *p)
     remove(tmp);
 }
 
+/* Work sized to the machine: unless the user chose the resolution or the
+ * samples, the image grows (its shape kept) until the fastest
+ * configuration the study will time (early-out if it has it, at the most
+ * threads the machine runs at once) takes at least --min-render-ms, so
+ * that no row is timer noise or thread start-up; every row then renders
+ * that size. `said`: the line that tells the user, "" if unchanged. */
+static void
+work_size(plan *p, unsigned hw, char said[256])
+{
+    said[0] = '\0';
+    if (p->work_given || p->min_render_secs <= 0)
+        return;
+    rt_texture_mode mode = p->modes[p->nmodes - 1]; /* modes run full, bypass, early-out */
+    for (int m = 0; m < p->nmodes; m++)
+        mode = p->modes[m] == RT_TEXTURE_EARLY_OUT ? p->modes[m] : mode;
+    unsigned threads = p->threads[0];
+    for (int t = 0; t < p->nthreads; t++)
+        if (p->threads[t] <= hw && (threads > hw || p->threads[t] > threads))
+            threads = p->threads[t];
+    unsigned w = p->o.width, h = p->o.height, w0 = w, h0 = h;
+    run      r;
+    for (int k = 0; k < 6; k++) {
+        p->width = w, p->height = h;
+        if (!render_one(p, mode, p->locks[0], threads, 1, &r, false))
+            return; /* interrupted */
+        if (r.render_secs >= p->min_render_secs || w >= RT_MAX_RESOLUTION || h >= RT_MAX_RESOLUTION)
+            break;
+        /* Time goes with pixels; aim 50% over, at most 8x a side a step. */
+        double f = sqrt(1.5 * p->min_render_secs / (r.render_secs > 1e-4 ? r.render_secs : 1e-4));
+        f = f > 8 ? 8 : f;
+        double cap = (double)RT_MAX_RESOLUTION / (w > h ? w : h);
+        f = f > cap ? cap : f;
+        w = (unsigned)lround(w * f), h = (unsigned)lround(h * f);
+        w = w ? w : 1, h = h ? h : 1;
+    }
+    p->o.width = p->width, p->o.height = p->height;
+    if (p->width != w0 || p->height != h0)
+        snprintf(said, 256,
+                 "%ux%u scaled to %ux%u so that the fastest render (%s, -t %u: %.0f ms) takes >= "
+                 "%.0f ms",
+                 w0, h0, p->width, p->height, rt_texture_mode_name(mode), threads,
+                 1e3 * r.render_secs, 1e3 * p->min_render_secs);
+    else
+        p->width = p->height = 0; /* the user's size: nothing to add */
+}
+
+/* Adds v to list[0..*n) if it is not there (at most MAX_LIST). */
+static void
+list_add(unsigned *list, int *n, unsigned v)
+{
+    for (int i = 0; i < *n; i++)
+        if (list[i] == v)
+            return;
+    if (*n < MAX_LIST)
+        list[(*n)++] = v;
+}
+
+static int
+cmp_unsigned(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return (x > y) - (x < y);
+}
+
+/* study --plot STUDY.json [--out PREFIX]: a study's tables, verdict and
+ * picture again, from its JSON alone (made where the study ran, drawn
+ * where gnuplot is): thread counts, modes, locks and rank counts as its
+ * runs have them. PREFIX: the JSON's name without ".json". */
+static int
+plot_again(int argc, char **argv)
+{
+    const char *json = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = strchr(argv[i], '=');
+        bool plot = strncmp(argv[i], "--plot", 6) == 0, o = strncmp(argv[i], "--out", 5) == 0;
+        if ((plot || o) && !v && i + 1 >= argc)
+            tool_bad_usage("%s needs a value", argv[i]);
+        if (plot)
+            json = v ? v + 1 : argv[++i];
+        else if (o)
+            out = v ? v + 1 : argv[++i];
+        else
+            tool_bad_usage("--plot takes only --out; '%s' is not one", argv[i]);
+    }
+    char      *text = study_text_read(json), prefix[4096], err[STUDY_ERR_LEN];
+    study_file f;
+    if (!text)
+        tool_die("%s: cannot read: %s", json, strerror(errno));
+    bool ok = study_file_parse(text, &f, err);
+    free(text);
+    if (!ok)
+        tool_die("%s: %s", json, err);
+    snprintf(prefix, sizeof prefix, "%s", out ? out : json);
+    size_t len = strlen(prefix);
+    if (!out && len > 5 && strcmp(prefix + len - 5, ".json") == 0)
+        prefix[len - 5] = '\0';
+    plan p = {.out = prefix, .argc = argc, .argv = argv};
+    p.o.scene = f.scene;
+    unsigned modes[3], locks[MAX_LIST];
+    int      nmodes = 0, nlocks = 0;
+    for (int i = 0; i < f.nruns; i++) {
+        list_add(p.threads, &p.nthreads, f.runs[i].threads);
+        list_add(p.ranks, &p.nranks, f.runs[i].ranks);
+        list_add(modes, &nmodes, f.runs[i].mode);
+        list_add(locks, &nlocks, f.runs[i].lock);
+        p.repeat = f.runs[i].round > p.repeat ? f.runs[i].round : p.repeat;
+    }
+    qsort(p.threads, (size_t)p.nthreads, sizeof *p.threads, cmp_unsigned);
+    qsort(p.ranks, (size_t)p.nranks, sizeof *p.ranks, cmp_unsigned);
+    qsort(modes, (size_t)nmodes, sizeof *modes, cmp_unsigned); /* full, bypass, early-out */
+    for (int m = 0; m < nmodes; m++)
+        p.modes[m] = (rt_texture_mode)modes[m];
+    for (int l = 0; l < nlocks; l++)
+        p.locks[l] = (ustr_lock)locks[l];
+    p.nmodes = nmodes, p.nlocks = nlocks, p.repeat = p.repeat ? p.repeat : 1;
+    p.hw = f.hardware_threads;
+    printf("study: %s (from %s: %d runs, on %u physical cores, %u hardware threads)\n", f.scene,
+           json, f.nruns, f.physical_cores, f.hardware_threads);
+    print_tables(&p, f.runs, f.nruns, p.hw, stdout);
+    verdict *v = calloc(1, sizeof *v);
+    if (!v)
+        tool_die("out of memory");
+    verdict_make(&p, f.runs, f.nruns, v);
+    verdict_print(&p, v, p.hw, stdout);
+    free(v);
+    ok = f.nruns > 0 && write_png(&p, f.runs, f.nruns, f.physical_cores);
+    if (ok)
+        printf("\nwrote %s.png\n", prefix);
+    study_file_free(&f);
+    return ok ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--plot", 6) == 0 && (argv[i][6] == '\0' || argv[i][6] == '='))
+            return plot_again(argc, argv);
     plan p;
     plan_parse(argc, argv, &p);
+    p.hw = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     out_check(&p);
     unsigned   cores = physical_cores();
     long       hw = sysconf(_SC_NPROCESSORS_ONLN);
     provenance pv;
     provenance_make(&p, &pv);
+    struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: a wait ends */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    /* A first, small, untimed render (study_launch.warm_up): the scene
+     * must load (a bad scene stops here, before any file is written), and
+     * the OS caches its files. Then
+     * under mpirun, if the study goes there: a launcher that fails fails
+     * now, not after the other renders. */
+    run warm;
+    render_one(&p, RT_TEXTURE_FULL, p.locks[0], 1, 1, &warm, true);
+    for (int r = 0; r < p.nranks; r++)
+        if (p.ranks[r] > 1) {
+            render_one(&p, RT_TEXTURE_FULL, p.locks[0], 1, p.ranks[r], &warm, true);
+            break;
+        }
+    work_size(&p, hw > 0 ? (unsigned)hw : 1, p.work);
+
     /* '*': more threads than the machine runs at once, so the OS preempts
      * some (a lock's holder among them): the one meaning of the mark in
      * every tool (ustring-bench's too). */
@@ -1356,30 +1435,13 @@ main(int argc, char **argv)
            "above the hardware threads: the OS preempts)\n",
            p.o.scene, cores, hw);
     provenance_print(&p, &pv, stdout);
-
-    /* A first, untimed render: the scene must load (a bad scene stops
-     * here, before any file is written), and the OS caches its files. */
-    char err[RT_ERR_LEN];
-    run *warm = calloc(1, sizeof *warm);
-    if (!warm)
-        tool_die("out of memory");
-    if (!render_cold(&p, p.modes[0], p.locks[0], 1, warm, err))
-        tool_die("%s: %s", p.o.scene, err);
-    /* And under mpirun, if the study goes there: a launcher that fails
-     * fails now, not after the in-process renders. */
-    for (int r = 0; r < p.nranks; r++)
-        if (p.ranks[r] > 1) {
-            if (!render_mpi(&p, p.modes[0], p.locks[0], 1, p.ranks[r], warm, err))
-                tool_die("%s: %s", p.o.scene, err);
-            break;
-        }
-    free(warm);
+    if (p.work[0])
+        printf("work: %s\n", p.work);
 
     int  total = p.repeat * p.nranks * p.nmodes * p.nlocks * p.nthreads, n = 0;
     run *runs = calloc((size_t)total, sizeof *runs);
     if (!runs)
         tool_die("out of memory");
-    signal(SIGINT, on_interrupt);
     bool tty = isatty(STDERR_FILENO);
     for (int k = 0; k < p.repeat && !stop_requested; k++) {
         for (int r = 0; r < p.nranks && !stop_requested; r++) {
@@ -1392,14 +1454,9 @@ main(int argc, char **argv)
                                 tty ? "\r" : "", n + 1, total, k + 1,
                                 ranks_label(&p, p.ranks[r], rl), rt_texture_mode_name(p.modes[m]),
                                 ustr_lock_name(p.locks[l]), p.threads[t], tty ? "        " : "\n");
-                        bool ok = p.ranks[r] > 1
-                                      ? render_mpi(&p, p.modes[m], p.locks[l], p.threads[t],
-                                                   p.ranks[r], &runs[n], err)
-                                      : render_cold(&p, p.modes[m], p.locks[l], p.threads[t],
-                                                    &runs[n], err);
-                        if (!ok)
-                            tool_die("%s: %s", p.o.scene, err);
-                        runs[n++].round = k + 1;
+                        if (render_one(&p, p.modes[m], p.locks[l], p.threads[t], p.ranks[r],
+                                       &runs[n], false))
+                            runs[n++].round = k + 1;
                     }
                 }
             }

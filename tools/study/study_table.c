@@ -42,9 +42,11 @@ study_secs_format(char *buf, size_t size, double secs, study_unit u)
 }
 
 unsigned
-study_row_noise(double median, double lo, double hi)
+study_row_noise(double median, double lo, double hi, double cpu_share)
 {
     unsigned n = 0;
+    if (cpu_share > 0 && cpu_share < STUDY_MIN_CPU)
+        n |= STUDY_NOISE_WAITING;
     if (median > 0 && hi - lo > STUDY_NOISY_SPREAD * median)
         n |= STUDY_NOISE_SPREAD;
     if (median > 0 && median < STUDY_SHORT_SECS)
@@ -53,7 +55,8 @@ study_row_noise(double median, double lo, double hi)
 }
 
 void
-study_noise_note(char *buf, size_t size, unsigned noise, double median, double lo, double hi)
+study_noise_note(char *buf, size_t size, unsigned noise, double median, double lo, double hi,
+                 double cpu_share)
 {
     size_t at = 0;
     buf[0] = '\0';
@@ -63,6 +66,11 @@ study_noise_note(char *buf, size_t size, unsigned noise, double median, double l
     if ((noise & STUDY_NOISE_SHORT) && at < size)
         at += (size_t)snprintf(buf + at, size - at, "%sunder %.0f ms: a larger -r",
                                at ? "; " : "! ", 1e3 * STUDY_SHORT_SECS);
+    if ((noise & STUDY_NOISE_WAITING) && at < size)
+        at += (size_t)snprintf(buf + at, size - at,
+                               "%son a CPU %.0f%% of the time: the threads waited (for a lock, "
+                               "a file, or a core)",
+                               at ? "; " : "! ", 100 * cpu_share);
     if ((noise & STUDY_NOISE_NEGATIVE) && at < size)
         snprintf(buf + at, size - at,
                  "%sbelow zero: the noise is larger than the cost; "
@@ -73,8 +81,8 @@ study_noise_note(char *buf, size_t size, unsigned noise, double median, double l
 void
 study_row_header(FILE *f, bool range)
 {
-    fprintf(f, "  %-7s %11s %9s %17s %11s%s\n", "threads", "time", "speed-up", "% of light speed",
-            "expected", range ? "   [min .. max]" : "");
+    fprintf(f, "  %-7s %11s %9s %17s %11s %7s%s\n", "threads", "time", "speed-up",
+            "% of light speed", "expected", "on CPU", range ? "   [min .. max]" : "");
 }
 
 /* printf pads by bytes: a time in µs (two bytes for one character) needs a
@@ -99,9 +107,13 @@ study_row_print(FILE *f, const study_row *r, unsigned marked, study_unit u, bool
     } else {
         fprintf(f, " %9s %17s %11s", "", "", "");
     }
+    if (r->cpu_share > 0)
+        fprintf(f, " %6.0f%%", 100 * r->cpu_share);
+    else
+        fprintf(f, " %7s", "");
     if (range)
         fprintf(f, "   [%.*f .. %.*f]", u.decimals, lo * u.per_sec, u.decimals, hi * u.per_sec);
-    study_noise_note(note, sizeof note, noise, r->secs, lo, hi);
+    study_noise_note(note, sizeof note, noise, r->secs, lo, hi, r->cpu_share);
     fprintf(f, "%s%s\n", note[0] ? "  " : "", note);
 }
 

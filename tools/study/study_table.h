@@ -26,6 +26,8 @@ typedef struct study_row {
     double   speedup;    /* t1 / secs */
     double   lightspeed; /* (t1 / N) / secs, 1 = linear */
     double   expected;   /* t1 / N */
+    double   cpu_share;  /* the workers' time on a CPU over their busy time, median; 0:
+                          * not measured */
 } study_row;
 
 study_row study_row_make(unsigned threads, double secs, double t1);
@@ -59,18 +61,23 @@ void study_secs_format(char *buf, size_t size, double secs, study_unit u);
 /* Why a figure should not be trusted as it is (flags, or-ed). */
 #define STUDY_NOISY_SPREAD 0.10  /* a row's max - min over its median */
 #define STUDY_SHORT_SECS   0.010 /* a render this short is mostly timer and start-up */
+#define STUDY_MIN_CPU      0.90  /* workers on a CPU less than this share of their time waited */
 enum {
     STUDY_NOISE_SPREAD = 1,   /* max - min > STUDY_NOISY_SPREAD x the median */
     STUDY_NOISE_SHORT = 2,    /* the median under STUDY_SHORT_SECS */
     STUDY_NOISE_NEGATIVE = 4, /* an interning cost below zero: noise larger than the cost */
+    STUDY_NOISE_WAITING = 8,  /* the workers were on a CPU less than STUDY_MIN_CPU of the time */
 };
 
-/* The noise flags of a row: its median and its runs' min and max. */
-unsigned study_row_noise(double median, double lo, double hi);
+/* The noise flags of a row: its median and its runs' min and max, and the
+ * share of time its workers were on a CPU (0: not measured). */
+unsigned study_row_noise(double median, double lo, double hi, double cpu_share);
 
 /* The flags as a note and what to do about them: "! spread 25% of the
- * median: more --repeat; under 10 ms: a larger -r"; "" for none. */
-void study_noise_note(char *buf, size_t size, unsigned noise, double median, double lo, double hi);
+ * median: more --repeat; under 10 ms: a larger -r; on a CPU 56% of the
+ * time: the threads waited"; "" for none. */
+void study_noise_note(char *buf, size_t size, unsigned noise, double median, double lo, double hi,
+                      double cpu_share);
 
 /* The column heads of study_row_print()'s rows. */
 void study_row_header(FILE *f, bool range);
@@ -78,7 +85,8 @@ void study_row_header(FILE *f, bool range);
 /* Prints a row under study_row_header(): threads (a '*' after N when N is
  * above `marked`, the machine's hardware threads: the OS must preempt),
  * time, speed-up, % of light speed and the expected time (past one thread),
- * and, when range, the runs' [min .. max]; then the noise note. */
+ * the workers' share of time on a CPU, and, when range, the runs' [min ..
+ * max]; then the noise note. */
 void study_row_print(FILE *f, const study_row *r, unsigned marked, study_unit u, bool range,
                      double lo, double hi, unsigned noise);
 
