@@ -7,11 +7,11 @@
  * Renders SCENE for every (mode, lock, thread count), K times each, in
  * rounds that visit every configuration once (so a slow spell of the
  * machine touches them all), and reports the median (min and max kept).
- * Every render starts cold, as a new process would: a new string table
- * with that run's lock strategy, the scene imported into it again, a new
- * texture system (no file open, no tile cached) and zeroed statistics;
- * only the operating system's file cache carries over (one untimed render
- * first fills it for everyone).
+ * Every render is a `render` process of its own (study_run.h), its
+ * --stats-json read back: a study's time is render's. Only the operating
+ * system's file cache carries over (one small untimed render first fills
+ * it for everyone). Unless -r or --spp is given, the image first grows
+ * until the fastest configuration takes --min-render-ms (work_size()).
  *
  * Prints the machine's cores, then per mode and lock the classic table
  * (time, percent of light speed, expected linear time), the interning cost
@@ -20,7 +20,9 @@
  * counts up to the physical cores. Writes PREFIX.csv and PREFIX.json (every
  * run, every statistic) and PREFIX.png (gnuplot: time against threads,
  * with the ideal curve and the core count), each through a temporary file.
- * Ctrl-C stops after the current render; what was measured is written. */
+ * Ctrl-C stops after the current render (a second stops it too); what was
+ * measured is written. `study --plot STUDY.json` prints the tables and
+ * draws the picture again from a study's JSON. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "rt_render.h"
