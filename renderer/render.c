@@ -191,6 +191,21 @@ open_jobs(const rt_scene *s, rt__open_job **out, uint32_t *n)
     return RT_OK;
 }
 
+/* Lazy opening: the jobs' files declared to the texture system
+ * (tex_files_declare()) instead of handed to the workers; *n becomes 0. */
+static bool
+files_declare(tex_system *ts, const rt__open_job *jobs, uint32_t *n)
+{
+    ustr *names = malloc((*n ? *n : 1) * sizeof *names);
+    bool *raw = malloc((*n ? *n : 1) * sizeof *raw);
+    for (uint32_t i = 0; names && raw && i < *n; i++)
+        names[i] = jobs[i].name, raw[i] = jobs[i].raw;
+    bool ok = names && raw && tex_files_declare(ts, names, raw, *n) == TEX_OK;
+    free(names), free(raw);
+    *n = 0;
+    return ok;
+}
+
 /* ---- shading ---- */
 
 enum { AO_RAYS = 4 }; /* per camera ray, two draws each */
@@ -940,10 +955,14 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
         needs = malloc(scene->nmaterials ? scene->nmaterials : 1);
         for (uint32_t m = 0; needs && m < scene->nmaterials; m++)
             needs[m] = rt__material_needs(o, &scene->materials[m]);
-        /* Only full texturing reads files; the other modes must not open any. */
-        bool upfront = o->texture_mode == RT_TEXTURE_FULL && o->open == RT_OPEN_UPFRONT;
+        /* Only full texturing reads files; the other modes must not open
+         * any. Upfront: the files are the workers' first jobs; lazy: they
+         * open on first lookup, declared so that a worker whose file
+         * another is opening opens one nobody has begun, not sleep. */
+        bool full = o->texture_mode == RT_TEXTURE_FULL;
         if (!img->rgba || !img->done || !needs ||
-            (upfront && open_jobs(scene, &opens, &jb.nopens) != RT_OK)) {
+            (full && open_jobs(scene, &opens, &jb.nopens) != RT_OK) ||
+            (full && o->open == RT_OPEN_LAZY && !files_declare(ts, opens, &jb.nopens))) {
             snprintf(err, RT_ERR_LEN, "out of memory for a %ux%u image", o->width, o->height);
             r = RT_ERR_NOMEM;
         }

@@ -517,19 +517,68 @@ open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
     return r;
 }
 
+static tex_result open_locked(tex_system *ts, tex_thread *tc, tex__file *f);
+
+/* One declared file (tex_files_declare()) that nobody has begun, opened by
+ * a thread that would otherwise wait; false when none is left to try. */
+static bool
+help_open(tex_system *ts, tex_thread *tc)
+{
+    /* Relaxed: the index only hands each declared file to one helper; the
+     * file's lock and state order its opening. */
+    size_t i = atomic_fetch_add_explicit(&ts->declared_next, 1, memory_order_relaxed);
+    if (i >= ts->ndeclared)
+        return false;
+    tex__file *g = ts->declared[i];
+    /* Relaxed: a hint; the state is read again under g's lock. */
+    if (atomic_load_explicit(&g->state, memory_order_relaxed) == TEX__UNOPENED &&
+        pthread_mutex_trylock(&g->lock) == 0)
+        (void)open_locked(ts, tc, g); /* its error is reported; its own lookups return it */
+    return true;
+}
+
+/* Takes f's lock; while another thread holds it (opening f, mostly), opens
+ * declared files nobody has begun instead of sleeping. False if f became
+ * READY or BROKEN meanwhile (its lock not taken). Holds no other file's
+ * lock while it waits, so opening one under it keeps the lock order. */
+static bool
+file_lock_helping(tex_system *ts, tex_thread *tc, tex__file *f)
+{
+    while (pthread_mutex_trylock(&f->lock) != 0) {
+        if (!help_open(ts, tc)) {
+            pthread_mutex_lock(&f->lock);
+            return true;
+        }
+        /* Acquire: as in tex__file_ready_slow(). */
+        if (atomic_load_explicit(&f->state, memory_order_acquire) != TEX__UNOPENED)
+            return false;
+    }
+    return true;
+}
+
 tex_result
 tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f)
 {
-    /* Acquire pairs with the releases below: READY means the fields are
-     * set, BROKEN that `error` is. */
+    /* Acquire pairs with the releases in open_locked() and
+     * tex__file_break(): READY means the fields are set, BROKEN that
+     * `error` is. */
     int state = atomic_load_explicit(&f->state, memory_order_acquire);
     if (state == TEX__READY)
         return TEX_OK;
     if (state == TEX__BROKEN)
         return f->error;
+    if (!file_lock_helping(ts, tc, f))
+        return tex__file_ready_slow(ts, tc, f); /* settled while this thread helped */
+    return open_locked(ts, tc, f);
+}
+
+/* Opens f if nobody has (its lock held by the caller), unlocks it and
+ * reports a failure, once; f's result. */
+static tex_result
+open_locked(tex_system *ts, tex_thread *tc, tex__file *f)
+{
     char err[TEX_ERR_LEN] = "";
     bool report = false;
-    pthread_mutex_lock(&f->lock);
     /* Relaxed: f->lock orders everything written under it. */
     if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__UNOPENED) {
         if (f->udim_prefix) {

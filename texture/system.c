@@ -61,6 +61,7 @@ tex_system_destroy(tex_system *ts)
     while (ts->threads)
         tex_thread_destroy(ts->threads);
     tex__cache_free(ts);
+    free(ts->declared);
     tex__files_free(ts);
     pthread_mutex_destroy(&ts->threads_lock);
     pthread_mutex_destroy(&ts->decode_lock);
@@ -188,6 +189,30 @@ tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw)
     if (!f)
         return TEX_ERR_NOMEM;
     return f->udim_prefix ? TEX_OK : tex__file_ready(ts, tc, f);
+}
+
+tex_result
+tex_files_declare(tex_system *ts, const ustr *names, const bool *raw, size_t n)
+{
+    tex_thread *tc;
+    tex_result  r = tex_thread_create(ts, &tc);
+    if (r != TEX_OK)
+        return r;
+    tex__file **list = n ? malloc(n * sizeof *list) : NULL;
+    size_t      k = 0;
+    for (size_t i = 0; list && i < n; i++) {
+        tex__file *f = names[i] ? tex__file_find(ts, tc, names[i], raw[i]) : NULL;
+        if (f && !f->udim_prefix) /* a <UDIM> pattern is no file to open */
+            list[k++] = f;
+    }
+    tex_thread_destroy(tc);
+    if (n && !list)
+        return TEX_ERR_NOMEM;
+    free(ts->declared);
+    ts->declared = list, ts->ndeclared = k;
+    /* Relaxed: the caller starts the looking-up threads after this. */
+    atomic_store_explicit(&ts->declared_next, 0, memory_order_relaxed);
+    return TEX_OK;
 }
 
 tex_result

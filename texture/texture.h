@@ -125,6 +125,17 @@ tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float 
  * and its tex_result returned. `tc` belongs to the calling thread. */
 tex_result tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw);
 
+/* Names the files lookups will want (names[i] with raw[i] as o->raw),
+ * opening none: a thread whose lookup finds its file being opened by
+ * another thread then opens one of these that nobody has begun, instead of
+ * sleeping until the other is done. Files still open on their first
+ * lookup, or earlier in a thread that would otherwise wait; the work of
+ * opening spreads over the threads as tex_file_open() from each would
+ * spread it. Call before the threads that look up start (pthread_create()
+ * orders the list before them), not while lookups run; a second call
+ * replaces the list. TEX_ERR_NOMEM: nothing declared. */
+tex_result tex_files_declare(tex_system *ts, const ustr *names, const bool *raw, size_t n);
+
 /* Makes lookups of `name` read the file at `path` instead: for textures
  * embedded in a scene file, which the caller writes out under a path of
  * its own while the scene keeps its synthetic name. Call it before the

@@ -161,6 +161,15 @@ struct tex_system {
     pthread_cond_t  decode_free;
     unsigned        decoding, max_decoding;
 
+    /* Files named by tex_files_declare(), which a thread whose file is
+     * being opened by another opens instead of sleeping (files.c,
+     * file_lock_helping()). Written before the threads that look up
+     * start, read-only while they run; declared_next hands each to one
+     * helper. */
+    tex__file    **declared;
+    size_t         ndeclared;
+    _Atomic size_t declared_next;
+
     /* The open-file cap for tiled files (EXR, TIFF). */
     pthread_mutex_t  handles_lock; /* guards the count; alone */
     unsigned         open_handles;

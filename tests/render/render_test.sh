@@ -992,6 +992,14 @@ threads)
         fail "the workers rendered $sum tiles, want 300"
     "$imgdiff" --tolerance 0 "$tmp/t1.exr" "$tmp/t8.exr" >/dev/null ||
         fail "-t 8's image is not -t 1's"
+    # Opening lazily, the workers that find a file being opened open others
+    # the scene names instead of waiting: the same image, every file once.
+    "$render" "${opts[@]}" -t 8 --open-textures lazy --stats-json "$tmp/lazy.json" \
+        -o "$tmp/lazy.exr" "$scene" || fail "-t 8 lazy: exit $?"
+    "$imgdiff" --tolerance 0 "$tmp/t1.exr" "$tmp/lazy.exr" >/dev/null ||
+        fail "-t 8 lazy's image is not -t 1's"
+    [ "$(json files_opened "$tmp/lazy.json")" = "$(json files_opened "$tmp/t8.json")" ] ||
+        fail "lazy opened $(json files_opened "$tmp/lazy.json") files, upfront $(json files_opened "$tmp/t8.json")"
     ;;
 cutout_threads)
     # Many quads cut out by noise textures (map_d), at 8 and 32 threads, the

@@ -337,6 +337,114 @@ case_thread_churn(const char *arg)
     filters_run(&cfg, 8, 1200, 37, &s);
 }
 
+/* ---- declared files (tex_files_declare()) ---- */
+
+enum { NDECL = 24, NLOOKED = 4, DECL_SIZE = 128, BIG_SIZE = 1024 };
+static ustr decl[NDECL];
+
+/* Texture k: BIG_SIZE square for k == 0 (its decode keeps the threads
+ * that want it waiting), DECL_SIZE for the rest; texel values as value(). */
+static void
+declared_make(void)
+{
+    char err[TEX_ERR_LEN];
+    for (int k = 0; k < NDECL; k++) {
+        uint32_t  n = k == 0 ? BIG_SIZE : DECL_SIZE;
+        tex_image img;
+        REQUIRE(tex_image_alloc(&img, n, n, 4, TEX_TYPE_U8, err) == TEX_OK);
+        uint8_t *p = img.pixels;
+        for (uint32_t y = 0; y < n; y++)
+            for (uint32_t x = 0; x < n; x++)
+                for (uint32_t c = 0; c < 4; c++)
+                    p[((size_t)y * n + x) * 4 + c] = value(k, x, y, c);
+        char path[256];
+        snprintf(path, sizeof path, "%s/d%d.png", dir, k);
+        REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+        tex_image_free(&img);
+        decl[k] = ustr_intern_cstr(path);
+    }
+}
+
+typedef struct decl_worker {
+    pthread_t          thread;
+    unsigned           id, wrong, failed;
+    pthread_barrier_t *start;
+} decl_worker;
+
+/* Every thread wants texture 0 first, then texels of textures 0..NLOOKED-1. */
+static void *
+decl_main(void *arg)
+{
+    decl_worker *w = arg;
+    tex_thread  *tc;
+    if (tex_thread_create(ts, &tc) != TEX_OK) {
+        w->failed++;
+        return NULL;
+    }
+    uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    pthread_barrier_wait(w->start);
+    for (int i = 0; i < 400; i++) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        uint64_t r = x * 0x2545F4914F6CDD1DULL;
+        int      k = i == 0 ? 0 : (int)(r % NLOOKED);
+        uint32_t n = k == 0 ? BIG_SIZE : DECL_SIZE;
+        uint32_t tx = (uint32_t)(r >> 8) % n, ty = (uint32_t)(r >> 24) % n;
+        float    rgba[4];
+        if (tex_lookup(ts, tc, decl[k], (tx + 0.5f) / n, (ty + 0.5f) / n, NULL, &o, rgba) !=
+            TEX_OK) {
+            w->failed++;
+            continue;
+        }
+        for (uint32_t c = 0; c < 4; c++)
+            if ((int)(rgba[c] * 255.0f + 0.5f) != value(k, tx, ty, c))
+                w->wrong++;
+    }
+    tex_thread_destroy(tc);
+    return NULL;
+}
+
+/* Declared files, opened on first lookup: the threads that find texture 0
+ * being opened by another open declared files nobody has begun instead of
+ * sleeping, so files no lookup wants get opened too (each once), while
+ * every texel read is still exact and no file is opened twice. */
+static void
+case_declared(const char *arg)
+{
+    (void)arg;
+    declared_make();
+    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 64}, &ts) == TEX_OK);
+    bool raw[NDECL];
+    for (int k = 0; k < NDECL; k++)
+        raw[k] = true;
+    REQUIRE(tex_files_declare(ts, decl, raw, NDECL) == TEX_OK);
+    enum { THREADS = 8 };
+    decl_worker       w[THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (unsigned i = 0; i < THREADS; i++) {
+        w[i] = (decl_worker){.id = i, .start = &start};
+        REQUIRE(pthread_create(&w[i].thread, NULL, decl_main, &w[i]) == 0);
+    }
+    unsigned wrong = 0, failed = 0;
+    for (unsigned i = 0; i < THREADS; i++) {
+        pthread_join(w[i].thread, NULL);
+        wrong += w[i].wrong, failed += w[i].failed;
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(failed, 0);
+    tex_stats st;
+    tex_system_stats(ts, &st);
+    tex_stats_print(&st, "  ", stderr);
+    /* Lookups want NLOOKED files; the waiting threads opened more, and no
+     * file twice (files_opened counts each opening). */
+    CHECK(st.files_opened > NLOOKED);
+    CHECK(st.files_opened <= NDECL);
+    CHECK_EQ_U64(st.file_errors, 0);
+    pthread_barrier_destroy(&start);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -345,6 +453,7 @@ main(int argc, char **argv)
                                          {"filters", case_filters},
                                          {"exr_handles", case_exr_handles},
                                          {"thread_churn", case_thread_churn},
+                                         {"declared", case_declared},
                                          {NULL, NULL}};
     dir = tex_test_dir();
     textures_make();
