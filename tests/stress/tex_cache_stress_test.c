@@ -27,24 +27,47 @@ value(int k, uint32_t x, uint32_t y, uint32_t c)
     return (uint8_t)(x * 7 + y * 13 + c * 61 + (uint32_t)k * 29);
 }
 
+/* Writes texture k, n x n RGBA with value()'s texels, as DIR/PREFIXk.png;
+ * its interned path. */
+static ustr
+texture_write(const char *prefix, int k, uint32_t n)
+{
+    char      err[TEX_ERR_LEN], path[256];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, n, n, 4, TEX_TYPE_U8, err) == TEX_OK);
+    uint8_t *p = img.pixels;
+    for (uint32_t y = 0; y < n; y++)
+        for (uint32_t x = 0; x < n; x++)
+            for (uint32_t c = 0; c < 4; c++)
+                p[((size_t)y * n + x) * 4 + c] = value(k, x, y, c);
+    snprintf(path, sizeof path, "%s/%s%d.png", dir, prefix, k);
+    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+    tex_image_free(&img);
+    return ustr_intern_cstr(path);
+}
+
 static void
 textures_make(void)
 {
-    char err[TEX_ERR_LEN];
-    for (int k = 0; k < NTEX; k++) {
-        tex_image img;
-        REQUIRE(tex_image_alloc(&img, SIZE, SIZE, 4, TEX_TYPE_U8, err) == TEX_OK);
-        uint8_t *p = img.pixels;
-        for (uint32_t y = 0; y < SIZE; y++)
-            for (uint32_t x = 0; x < SIZE; x++)
-                for (uint32_t c = 0; c < 4; c++)
-                    p[((size_t)y * SIZE + x) * 4 + c] = value(k, x, y, c);
-        char path[256];
-        snprintf(path, sizeof path, "%s/t%d.png", dir, k);
-        REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-        tex_image_free(&img);
-        names[k] = ustr_intern_cstr(path);
+    for (int k = 0; k < NTEX; k++)
+        names[k] = texture_write("t", k, SIZE);
+}
+
+/* One closest-texel lookup of texel (x, y) of texture k (n x n, `name`),
+ * counted in *wrong (a texel not value()'s) or *failed. */
+static void
+lookup_check(tex_thread *tc, ustr name, int k, uint32_t n, uint32_t x, uint32_t y, unsigned *wrong,
+             unsigned *failed)
+{
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    float    rgba[4];
+    if (tex_lookup(ts, tc, name, (x + 0.5f) / n, (y + 0.5f) / n, NULL, &o, rgba) != TEX_OK) {
+        (*failed)++;
+        return;
     }
+    for (uint32_t c = 0; c < 4; c++)
+        if ((int)(rgba[c] * 255.0f + 0.5f) != value(k, x, y, c))
+            (*wrong)++;
 }
 
 typedef struct worker {
@@ -64,22 +87,13 @@ worker_main(void *arg)
         return NULL;
     }
     uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
-    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     pthread_barrier_wait(w->start);
     for (int i = 0; i < LOOKUPS; i++) {
         x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
         uint64_t r = x * 0x2545F4914F6CDD1DULL;
         int      k = (int)(r % NTEX);
-        uint32_t tx = (uint32_t)(r >> 8) % SIZE, ty = (uint32_t)(r >> 24) % SIZE;
-        float    rgba[4];
-        if (tex_lookup(ts, tc, names[k], (tx + 0.5f) / SIZE, (ty + 0.5f) / SIZE, NULL, &o, rgba) !=
-            TEX_OK) {
-            w->failed++;
-            continue;
-        }
-        for (uint32_t c = 0; c < 4; c++)
-            if ((int)(rgba[c] * 255.0f + 0.5f) != value(k, tx, ty, c))
-                w->wrong++;
+        lookup_check(tc, names[k], k, SIZE, (uint32_t)(r >> 8) % SIZE, (uint32_t)(r >> 24) % SIZE,
+                     &w->wrong, &w->failed);
     }
     tex_thread_destroy(tc);
     return NULL;
@@ -347,22 +361,8 @@ static ustr decl[NDECL];
 static void
 declared_make(void)
 {
-    char err[TEX_ERR_LEN];
-    for (int k = 0; k < NDECL; k++) {
-        uint32_t  n = k == 0 ? BIG_SIZE : DECL_SIZE;
-        tex_image img;
-        REQUIRE(tex_image_alloc(&img, n, n, 4, TEX_TYPE_U8, err) == TEX_OK);
-        uint8_t *p = img.pixels;
-        for (uint32_t y = 0; y < n; y++)
-            for (uint32_t x = 0; x < n; x++)
-                for (uint32_t c = 0; c < 4; c++)
-                    p[((size_t)y * n + x) * 4 + c] = value(k, x, y, c);
-        char path[256];
-        snprintf(path, sizeof path, "%s/d%d.png", dir, k);
-        REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-        tex_image_free(&img);
-        decl[k] = ustr_intern_cstr(path);
-    }
+    for (int k = 0; k < NDECL; k++)
+        decl[k] = texture_write("d", k, k == 0 ? BIG_SIZE : DECL_SIZE);
 }
 
 typedef struct decl_worker {
@@ -382,23 +382,14 @@ decl_main(void *arg)
         return NULL;
     }
     uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
-    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     pthread_barrier_wait(w->start);
     for (int i = 0; i < 400; i++) {
         x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
         uint64_t r = x * 0x2545F4914F6CDD1DULL;
         int      k = i == 0 ? 0 : (int)(r % NLOOKED);
         uint32_t n = k == 0 ? BIG_SIZE : DECL_SIZE;
-        uint32_t tx = (uint32_t)(r >> 8) % n, ty = (uint32_t)(r >> 24) % n;
-        float    rgba[4];
-        if (tex_lookup(ts, tc, decl[k], (tx + 0.5f) / n, (ty + 0.5f) / n, NULL, &o, rgba) !=
-            TEX_OK) {
-            w->failed++;
-            continue;
-        }
-        for (uint32_t c = 0; c < 4; c++)
-            if ((int)(rgba[c] * 255.0f + 0.5f) != value(k, tx, ty, c))
-                w->wrong++;
+        lookup_check(tc, decl[k], k, n, (uint32_t)(r >> 8) % n, (uint32_t)(r >> 24) % n, &w->wrong,
+                     &w->failed);
     }
     tex_thread_destroy(tc);
     return NULL;
