@@ -811,15 +811,25 @@ class AtomicFile
             unlink(tmp_.c_str());
     }
 
+    /* Where `path` leads (tex_output_resolve()): beside the regular file a
+     * link leads to, or, for a FIFO or a device, an unlinked temporary file
+     * copied there at the end (OpenEXR seeks back to write its offsets). */
     tex_result open(const char *path, char err[TEX_ERR_LEN])
     {
+        char      *target = nullptr;
+        bool       direct = false;
+        tex_result r = tex_output_resolve(path, &target, &direct, err);
+        if (r != TEX_OK)
+            return r;
+        std::string base = direct ? tmp_dir() + "/rt-output" : std::string(target);
+        free(target);
         /* Relaxed: the counter only has to differ between calls of this
          * process (the pid tells processes apart); it orders nothing. */
         static std::atomic<unsigned> counter{0};
         for (int attempt = 0; attempt < 100 && fd_.fd < 0; attempt++) {
-            tmp_ = std::string(path) + ".tmp-" + std::to_string(getpid()) + "-" +
+            tmp_ = base + ".tmp-" + std::to_string(getpid()) + "-" +
                    std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-            fd_.fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            fd_.fd = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
             if (fd_.fd < 0 && errno != EEXIST)
                 break;
         }
@@ -827,7 +837,10 @@ class AtomicFile
             say(err, "cannot write: %s", strerror(errno));
             return TEX_ERR_WRITE;
         }
-        path_ = path;
+        if (direct) /* nothing is left behind, whatever happens */
+            unlink(tmp_.c_str()), tmp_.clear();
+        direct_ = direct;
+        path_ = direct ? std::string(path) : base;
         out_ = std::make_unique<FdOut>(fd_.fd);
         return TEX_OK;
     }
@@ -863,7 +876,9 @@ class AtomicFile
                 r = TEX_ERR_WRITE;
             }
         }
-        if (r == TEX_OK && fsync(fd_.fd) != 0) {
+        if (r == TEX_OK && direct_)
+            r = tex_output_copy(fd_.fd, path_.c_str(), err);
+        else if (r == TEX_OK && fsync(fd_.fd) != 0) {
             say(err, "cannot write: %s", strerror(errno));
             r = TEX_ERR_WRITE;
         }
@@ -873,18 +888,25 @@ class AtomicFile
             say(err, "cannot write: %s", strerror(errno));
             r = TEX_ERR_WRITE;
         }
-        if (r == TEX_OK && rename(tmp_.c_str(), path_.c_str()) != 0) {
+        if (r == TEX_OK && !direct_ && rename(tmp_.c_str(), path_.c_str()) != 0) {
             say(err, "cannot write: %s", strerror(errno));
             r = TEX_ERR_WRITE;
         }
-        if (r != TEX_OK)
+        if (r != TEX_OK && !direct_)
             unlink(tmp_.c_str());
         return r;
     }
 
   private:
+    static std::string tmp_dir()
+    {
+        const char *dir = getenv("TMPDIR");
+        return dir && *dir ? dir : "/tmp";
+    }
+
     Fd                     fd_;
     std::string            tmp_, path_;
+    bool                   direct_ = false;
     std::unique_ptr<FdOut> out_;
 };
 

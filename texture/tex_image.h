@@ -88,20 +88,37 @@ int tex_open_regular(const char *path, char err[TEX_ERR_LEN]);
  * escape. */
 void tex_name_printable(char *dst, size_t size, const char *src);
 
-/* Writing a file whole or not at all: into a temporary file beside `path`
- * (r->f), renamed over it at the end. A failure at any step never leaves a
- * half-written file at `path`, nor the temporary one: an old file stays
- * whole, or is replaced whole and keeps its permissions; a new file gets
- * 0666 less the umask. begin: TEX_OK, or TEX_ERR_WRITE with errno's reason
- * ("cannot write: Permission denied"), TEX_ERR_NOMEM. end(ok): renames if
- * ok and every write succeeded; TEX_OK, or TEX_ERR_WRITE (err set when the
- * failure is its own; when ok is false it leaves err alone). One thread
- * per tex_replace. */
+/* Where an output named `path` goes. A symbolic link (a chain of them) is
+ * written through: the file it leads to is replaced, or created where a
+ * dangling link points, and the link stays. A FIFO or a character device
+ * (/dev/stdout on a pipe, /dev/null) is written directly: *direct, no
+ * *target. Otherwise *target is the regular file's own path (realpath),
+ * existing or not, malloc'd. A directory, a block device or a socket is
+ * refused: TEX_ERR_WRITE, "cannot write: Is a directory". */
+tex_result tex_output_resolve(const char *path, char **target, bool *direct, char err[TEX_ERR_LEN]);
+
+/* Copies what fd holds, from its start, to the FIFO or device at `path`
+ * (opened for writing, never created); TEX_ERR_WRITE with errno's reason. */
+tex_result tex_output_copy(int fd, const char *path, char err[TEX_ERR_LEN]);
+
+/* Writing a file whole or not at all: into a temporary file beside the
+ * file `path` leads to (r->f), synced and renamed over it at the end. A
+ * failure at any step never leaves a half-written file there, nor the
+ * temporary one: an old file stays whole, or is replaced whole and keeps
+ * its permissions; a new file gets 0666 less the umask. A symbolic link is
+ * written through, a FIFO or a character device written directly from an
+ * unlinked temporary file at the end (tex_output_resolve()). begin:
+ * TEX_OK, or TEX_ERR_WRITE with errno's reason ("cannot write: Permission
+ * denied"), TEX_ERR_NOMEM. end(ok): renames (or copies) if ok and every
+ * write succeeded; TEX_OK, or TEX_ERR_WRITE (err set when the failure is
+ * its own; when ok is false it leaves err alone). One thread per
+ * tex_replace. */
 typedef struct tex_replace {
     FILE       *f; /* write here */
-    char       *tmp;
+    char       *tmp, *target;
     const char *path;
     unsigned    mode;
+    bool        direct;
 } tex_replace;
 tex_result tex_replace_begin(tex_replace *r, const char *path, char err[TEX_ERR_LEN]);
 tex_result tex_replace_end(tex_replace *r, bool ok, char err[TEX_ERR_LEN]);

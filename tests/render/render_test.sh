@@ -1166,6 +1166,52 @@ testdata)
     [ "$(json files_opened "$tmp/fox.json")" -ge 1 ] && [ "$(json file_errors "$tmp/fox.json")" = 0 ] ||
         fail "the embedded texture of Fox.glb did not load"
     ;;
+outputs)
+    # An output that is a symbolic link is written through to where it
+    # leads (the link stays); a FIFO or a character device is written
+    # directly; a regular file is still replaced whole. The links to devices
+    # and to the process's stdout are the test's own, so that a writer that
+    # replaced what it was named would replace them, never /dev's.
+    o=(-t 2 -r 32 24 --spp 2 --quiet)
+    "$render" "${o[@]}" -o "$tmp/ref.exr" "$scene" 2>/dev/null || fail "reference: exit $?"
+    "$render" "${o[@]}" -o "$tmp/ref.png" "$scene" 2>/dev/null || fail "reference png: exit $?"
+    mkdir "$tmp/out" && cd "$tmp/out" || fail mkdir
+    same() { "$imgdiff" --tolerance 0 "$tmp/ref.$ext" "$1" >/dev/null 2>&1; } # the image, bit for bit
+    for ext in exr png; do
+        printf 'old' >"real.$ext"
+        ln -s "real.$ext" "link.$ext"
+        "$render" "${o[@]}" -o "link.$ext" "$scene" 2>/dev/null || fail "-o link.$ext: exit $?"
+        [ -L "link.$ext" ] || fail "-o link.$ext replaced the link"
+        same "real.$ext" || fail "-o link.$ext did not write real.$ext"
+        mkdir -p "sub$ext"
+        ln -s "sub$ext/new.$ext" "dangling.$ext"
+        "$render" "${o[@]}" -o "dangling.$ext" "$scene" 2>/dev/null || fail "-o dangling.$ext: exit $?"
+        [ -L "dangling.$ext" ] && same "sub$ext/new.$ext" ||
+            fail "-o dangling.$ext did not create where it points"
+        mkfifo "fifo.$ext"
+        cat "fifo.$ext" >"got.$ext" &
+        reader=$!
+        timeout 60 "$render" "${o[@]}" -o "fifo.$ext" "$scene" 2>/dev/null || fail "-o fifo.$ext: exit $?"
+        wait $reader
+        [ -p "fifo.$ext" ] && same "got.$ext" ||
+            fail "-o fifo.$ext: not the image through the FIFO"
+        ln -s /dev/null "null.$ext"
+        "$render" "${o[@]}" -o "null.$ext" "$scene" 2>/dev/null || fail "-o null.$ext: exit $?"
+        [ -L "null.$ext" ] && [ -c /dev/null ] || fail "-o null.$ext replaced the link"
+    done
+    # The statistics through a link to this process's stdout, a pipe.
+    ln -s /proc/self/fd/1 stdout.json
+    json=$("$render" "${o[@]}" --stats-json stdout.json -o x.exr "$scene" 2>/dev/null | cat) ||
+        fail "--stats-json to a pipe: exit $?"
+    [[ $json == '{"width": 32, "height": 24,'* ]] || fail "--stats-json to a pipe: '${json:0:80}'"
+    [ -L stdout.json ] || fail "--stats-json replaced the link to stdout"
+    # Nothing else is written to: no temporary file left anywhere here.
+    [ -z "$(find . -name '*.tmp-*')" ] || fail "left $(find . -name '*.tmp-*')"
+    # A directory is refused, before the render, in one line.
+    mkdir dir.exr
+    err=$("$render" "${o[@]}" -o dir.exr "$scene" 2>&1) && fail "-o a directory: exit 0"
+    [ "$(wc -l <<<"$err")" = 1 ] && [[ $err == "render: dir.exr: "* ]] || fail "-o a directory: '$err'"
+    ;;
 honest_stats)
     # What a study varies reaches the render, as --stats-json shows it from
     # the string table and the tile cache themselves, not from the options:
