@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rt_paths {
@@ -49,6 +50,11 @@ rt_paths_allow_fd(const rt_paths *p, int fd)
 {
     if (!p)
         return true;
+    /* A hard link has no one folder: its other names may lie anywhere, so
+     * one made inside a folder would read a file from outside it. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (S_ISREG(st.st_mode) && st.st_nlink > 1))
+        return false;
     char link[64], real[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t len = readlink(link, real, sizeof real - 1);

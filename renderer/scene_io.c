@@ -4,6 +4,7 @@
 #include "rt_paths.h"
 #include "scene_build.h"
 #include "tex_image.h"
+#include "texture.h"
 
 #include <assimp/cfileio.h>
 
@@ -81,20 +82,17 @@ rt__io_open(struct aiFileIO *io, const char *name, const char *mode)
         return NULL;
     }
     int fd = tex_open_regular(name, why);
-    if (fd < 0) {
+    if (fd < 0 || !rt_paths_allow_fd(g->allowed, fd)) {
         char shown[160];
         tex_name_printable(shown, sizeof shown, name);
+        /* Restricted, a file refused and one that is not there read alike
+         * (texture.h, TEX_NOT_ALLOWED): the scene learns nothing of what
+         * exists outside. */
         if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "%s: %.90s", shown, why);
-        return NULL;
-    }
-    if (!rt_paths_allow_fd(g->allowed, fd)) {
-        char shown[200];
-        close(fd);
-        tex_name_printable(shown, sizeof shown, name);
-        if (!g->refused[0])
-            snprintf(g->refused, sizeof g->refused, "refused %s: outside the allowed folders",
-                     shown);
+            snprintf(g->refused, sizeof g->refused, "%s: %.90s", shown,
+                     g->allowed ? TEX_NOT_ALLOWED : why);
+        if (fd >= 0)
+            close(fd);
         return NULL; /* as if it were not there */
     }
     rt__import_budget_file(fd);

@@ -410,12 +410,13 @@ tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src, char err
      * trusted: the caller wrote that file. */
     if (!ts->cfg.allow || f->path != f->name)
         return TEX_OK;
+    /* Missing, not a regular file, or refused: one message for all, so
+     * that a scene learns nothing of what exists where it may not read. */
     int fd = tex_open_regular(f->path, err);
-    if (fd < 0)
-        return TEX_ERR_OPEN;
-    if (!ts->cfg.allow(ts->cfg.allow_ctx, fd)) {
-        close(fd);
-        snprintf(err, TEX_ERR_LEN, "refused: outside the allowed folders");
+    if (fd < 0 || !ts->cfg.allow(ts->cfg.allow_ctx, fd)) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, TEX_ERR_LEN, "%s", TEX_NOT_ALLOWED);
         return TEX_ERR_OPEN;
     }
     src->fd = fd;

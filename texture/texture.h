@@ -24,6 +24,10 @@
 typedef struct tex_system tex_system; /* opaque; one per render */
 typedef struct tex_thread tex_thread; /* opaque; one per worker, never shared */
 
+/* What a file refused by tex_config.allow, or one that cannot be opened
+ * while `allow` is set, is reported as: the same words for both. */
+#define TEX_NOT_ALLOWED "not found, or outside the allowed folders"
+
 typedef struct tex_config {     /* zero-initialised means defaults */
     size_t      max_memory_mb;  /* tile cache cap; 0: 1024 */
     unsigned    max_open_files; /* tiled files kept open at once; 0: 256 */
@@ -38,8 +42,10 @@ typedef struct tex_config {     /* zero-initialised means defaults */
      * opened once, judged by its descriptor, and every read of it then
      * goes through that descriptor's /proc/self/fd name, so it is the file
      * judged that is read, whatever its name points to by then. Any other
-     * is refused ("outside the allowed folders"), reported once like a
-     * missing file, and gives the fill colour. Files named by
+     * is refused, reported once, and gives the fill colour. With `allow`
+     * set, a file that cannot be opened (missing, not a regular file) and
+     * one refused are reported alike, TEX_NOT_ALLOWED, so that a scene
+     * learns nothing of what exists where it may not read. Files named by
      * tex_file_alias() are the caller's own and not checked. May run on
      * any worker thread. */
     bool (*allow)(void *ctx, int fd);

@@ -241,10 +241,32 @@ restrict_paths)
     [ "$(json files_opened "$tmp/r.json")" = 5 ] || fail "unrestricted: not every file opened: $err"
     err=$(run --restrict-paths --search-path "$tmp/shared") || fail "restricted: exit $?"
     for name in outside/outside.png tex/link.png; do
-        [ "$(grep -c "$name: refused: outside the allowed folders" <<<"$err")" -ge 1 ] ||
+        [ "$(grep -c "$name: not found, or outside the allowed folders" <<<"$err")" -ge 1 ] ||
             fail "restricted: '$name' not refused: $err"
     done
-    [ "$(grep -c refused <<<"$err")" = 3 ] || fail "restricted: want 3 refusals: $err"
+    [ "$(grep -c "outside the allowed folders" <<<"$err")" = 3 ] ||
+        fail "restricted: want 3 refusals: $err"
+    # Refused and missing read alike: a scene cannot probe what exists
+    # outside its folder. And a hard link inside the folder to a file
+    # outside is refused (its other name is out there).
+    sed -e 's|outside/outside.png|outside/nosuch.png|' "$tmp/scene/s.mtl" >"$tmp/scene/miss.mtl"
+    sed -e 's|^mtllib s.mtl|mtllib miss.mtl|' "$tmp/scene/s.obj" >"$tmp/scene/miss.obj"
+    miss=$("$render" -t 2 -r 32 8 --restrict-paths -o "$tmp/m.exr" "$tmp/scene/miss.obj" 2>&1) ||
+        fail "restricted, missing: exit $?"
+    a=$(grep -F "outside/outside.png:" <<<"$err" | sed 's|.*outside/outside.png||')
+    b=$(grep -F "outside/nosuch.png:" <<<"$miss" | sed 's|.*outside/nosuch.png||')
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "refused '$a' and missing '$b' read differently"
+    ln "$tmp/outside/outside.png" "$tmp/scene/tex/hard.png" 2>/dev/null || {
+        echo "skipped: no hard links in $tmp"
+        exit 77
+    }
+    sed -e 's|tex/tex00.png|tex/hard.png|' "$tmp/scene/s.mtl" >"$tmp/scene/hard.mtl"
+    sed -e 's|^mtllib s.mtl|mtllib hard.mtl|' "$tmp/scene/s.obj" >"$tmp/scene/hard.obj"
+    hard=$("$render" -t 2 -r 32 8 --restrict-paths -o "$tmp/h.exr" "$tmp/scene/hard.obj" 2>&1) ||
+        fail "restricted, hard link: exit $?"
+    grep -qF "tex/hard.png: not found, or outside the allowed folders" <<<"$hard" ||
+        fail "a hard link to a file outside was read: $hard"
+    rm "$tmp/scene/tex/hard.png"
     [ "$(json files_opened "$tmp/r.json")" = 2 ] || fail "restricted: in and search not both opened"
     [ "$(json file_errors "$tmp/r.json")" = 3 ] || fail "restricted: file_errors"
     # The mesh's own references: a material library outside is refused
@@ -253,7 +275,7 @@ restrict_paths)
     cp "$tmp/scene/s.mtl" "$tmp/outside/s.mtl"
     err=$("$render" -t 2 -r 8 8 --restrict-paths -o "$tmp/f.exr" "$tmp/scene/far.obj" 2>&1) ||
         fail "far material library: exit $?"
-    grep -q "refused .*outside/s.mtl: outside the allowed folders" <<<"$err" ||
+    grep -q "outside/s.mtl: not found, or outside the allowed folders" <<<"$err" ||
         fail "far material library not refused: $err"
     err=$("$render" -t 2 -r 8 8 -o "$tmp/f.exr" "$tmp/scene/far.obj" 2>&1) || fail "unrestricted far"
     grep -q refused <<<"$err" && fail "refused without --restrict-paths: $err"
@@ -266,7 +288,7 @@ restrict_paths)
     head -c 36 /dev/zero >"$tmp/outside/b.bin"
     err=$("$render" -t 2 -r 8 8 --restrict-paths -o "$tmp/g.exr" "$tmp/scene/b.gltf" 2>&1) &&
         fail "a glTF with its buffer outside loaded"
-    grep -q "refused" <<<"$err" || fail "glTF buffer outside: $err"
+    grep -q "b.bin: not found, or outside the allowed folders" <<<"$err" || fail "glTF buffer outside: $err"
     # What the command line names is the user's own: an --envmap outside
     # the scene's folder is read (the path integrator, which looks it up).
     "$texgen" --constant 2 --size 16 "$tmp/outside" >/dev/null || fail texgen
@@ -544,10 +566,12 @@ special_files)
     }
     for restrict in "" --restrict-paths; do
         run 0 $restrict -o "$tmp/f.png" "$tmp/fifo.obj"
-        once "tex/pipe.png: cannot open: a FIFO, not a regular file"
-        # (Under --restrict-paths, refused as outside the folder or as a FIFO.)
-        [ -n "$restrict" ] || once "/dev/stdin: cannot open: a FIFO, not a regular file"
-        once "/dev/stdin: "
+        # (Under --restrict-paths, a file that is not one to read says
+        # what a refused or missing one says.)
+        why="cannot open: a FIFO, not a regular file"
+        [ -z "$restrict" ] || why="not found, or outside the allowed folders"
+        once "tex/pipe.png: $why"
+        once "/dev/stdin: $why"
         [ -s "$tmp/f.png" ] || fail "$restrict: no image"
         rm -f "$tmp/f.png"
     done
