@@ -208,6 +208,25 @@ resume_load(const rt_options *o, rt_image *img, char err[RT_ERR_LEN])
     return ok;
 }
 
+/* Every --search-path names a folder that is there: one that is not
+ * would otherwise be dropped in silence, and a texture meant to come from
+ * it refused as if the scene had asked for something else. */
+static bool
+search_paths_check(const rt_options *o, char err[RT_ERR_LEN])
+{
+    for (unsigned i = 0; i < o->nsearch_paths; i++) {
+        struct stat st;
+        const char *why = stat(o->search_paths[i], &st) != 0 ? strerror(errno)
+                          : !S_ISDIR(st.st_mode)             ? "not a folder"
+                                                             : NULL;
+        if (why) {
+            snprintf(err, RT_ERR_LEN, "--search-path %.150s: %s", o->search_paths[i], why);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* --restrict-paths: the scene's own folder and the --search-path ones. */
 static rt_result
 paths_make(const rt_options *o, rt_paths **out)
@@ -324,6 +343,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "--resume: not under mpirun (resume with one process)");
         return false;
     }
+    if (!search_paths_check(o, err))
+        return false;
     /* --resume: the partial image is checked before the scene's load. */
     if (o->resume && !resume_load(o, &u->img, why)) {
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);

@@ -494,6 +494,12 @@ bad_input)
     check 1 "--envmap $tmp/env-damaged.exr: " --integrator path \
         --envmap "$tmp/env-damaged.exr" -o "$tmp/x.exr" "$scene"
     [ ! -e "$tmp/x.exr" ] || fail "a bad --envmap wrote an image"
+    # A --search-path that is not a folder is an error, not dropped in silence.
+    check 1 "render: --search-path $tmp/nowhere: No such file or directory" --restrict-paths \
+        --search-path "$tmp/nowhere" -o "$tmp/x.exr" "$scene"
+    check 1 "render: --search-path $tmp/text.gltf: not a folder" --search-path "$tmp/text.gltf" \
+        -o "$tmp/x.exr" "$scene"
+    [ ! -e "$tmp/x.exr" ] || fail "a bad --search-path wrote an image"
     # Coordinates Embree cannot take (it asserts, aborting the process, on a
     # ray from beyond 1.8e18): a vertex, the file's camera, --camera-pos.
     printf 'v 0 0 0\nv 1 0 0\nv 0 1 1e19\nf 1 2 3\n' >"$tmp/far.obj"
