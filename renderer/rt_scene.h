@@ -149,8 +149,8 @@ typedef struct rt_scene {
     } * embedded;
     uint32_t nembedded;
     /* What the import went on without, as one line, the first such thing:
-     * a file assimp asked for and was refused ("refused FILE: outside the
-     * allowed folders" under rt_scene_load_restricted(), "FILE: cannot
+     * a file assimp asked for and was refused ("FILE: not found, or outside
+     * the allowed folders" under rt_scene_load_restricted(), "FILE: cannot
      * open: a FIFO, not a regular file", a missing material library), or a
      * texture with an empty file name; NULL: nothing. */
     char *warning;
@@ -223,9 +223,10 @@ void      rt_scene_free(rt_scene *s); /* NULL is a no-op */
  * opens (the scene, its materials, its buffers) must pass
  * rt_paths_allow_fd(allowed), opened; one that does not is closed unread (allowed NULL:
  * no check). A refused file the import cannot do without fails it with
- * RT_ERR_OPEN, "refused FILE: outside the allowed folders"; one it can (an
- * OBJ's material library) is named in s->warning. Textures are checked by
- * the texture system, not here. */
+ * RT_ERR_OPEN, "FILE: not found, or outside the allowed folders"
+ * (TEX_NOT_ALLOWED: a missing file, one that is not regular and one refused
+ * read alike); one it can (an OBJ's material library) is named in
+ * s->warning. Textures are checked by the texture system, not here. */
 struct rt_paths;
 rt_result rt_scene_load_restricted(const char *path, ustr_table *strings,
                                    const struct rt_paths *allowed, rt_scene **out,

@@ -237,8 +237,8 @@ rt_result rt__lights_load(const struct aiScene *ai, rt_scene *s);
 /* --- files assimp opens (scene_io.c) ------------------------------------- */
 
 /* What the hook knows: the folders, and the first file it refused and why
- * ("refused FILE: outside the allowed folders", "FILE: cannot open: a
- * FIFO, not a regular file"). */
+ * ("FILE: not found, or outside the allowed folders" when restricted,
+ * "FILE: cannot open: a FIFO, not a regular file" when not). */
 typedef struct io_guard {
     const rt_paths *allowed;
     char            refused[RT_ERR_LEN];

@@ -234,8 +234,8 @@ typedef struct tex__read_from {
     int         fd;
     char        proc[32];
 } tex__read_from;
-/* TEX_OK, or TEX_ERR_OPEN with err: cannot open ("cannot open: ..."), or
- * refused ("refused: outside the allowed folders"). Close it with
+/* TEX_OK, or TEX_ERR_OPEN with err: under tex_config.allow, TEX_NOT_ALLOWED
+ * for a file that cannot be opened or is refused alike. Close it with
  * tex__read_close() once the decoder has opened `path` (or failed). */
 tex_result tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src,
                           char err[TEX_ERR_LEN]);
