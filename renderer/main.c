@@ -360,7 +360,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
         return false;
     double t0 = rt_now();
     rt_status_show(o, "loading", o->scene);
-    rt_result loaded = rt_scene_load_restricted(o->scene, u->strings, u->paths, &u->scene, why);
+    rt_scene_load_opts lo = {.allowed = u->paths, .max_file_bytes = o->max_scene_mb << 20};
+    rt_result          loaded = rt_scene_load_with(o->scene, u->strings, &lo, &u->scene, why);
     rt_status_clear(o);
     if (loaded != RT_OK) {
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);

@@ -68,6 +68,8 @@ rt_options_usage(FILE *f)
           "      --light-sampling S  mis, light or bsdf: how the path tracer finds area\n"
           "                          lights and the environment (default mis)\n"
           "      --max-memory-mb N   texture cache size in MiB (default 1024)\n"
+          "      --max-scene-mb N    the largest scene file (or buffer, material library)\n"
+          "                          an import reads, in MiB (default 16384)\n"
           "      --camera-pos X,Y,Z  camera position (default: the scene's camera, else\n"
           "                          framed automatically: see --view)\n"
           "      --look-at X,Y,Z     point the camera looks at (default: as above)\n"
@@ -299,6 +301,7 @@ enum {
     OPT_STATS_JSON,
     OPT_QUIET,
     OPT_PROGRESS,
+    OPT_MAX_SCENE,
     OPT_VERSION,
 };
 
@@ -333,6 +336,7 @@ static const struct option longopts[] = {
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"max-scene-mb", required_argument, NULL, OPT_MAX_SCENE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -505,6 +509,12 @@ rt_options_parse(int argc, char **argv, rt_options *o)
                 return usage_error("%s: '%s' is not a size in MiB (0..%" PRIu64 ")", name, optarg,
                                    RT_MAX_MEMORY_MB);
             o->max_memory_mb = (size_t)v;
+            break;
+        case OPT_MAX_SCENE:
+            if (!parse_u64(optarg, 1, RT_MAX_SCENE_MB, &v))
+                return usage_error("%s: '%s' is not a size in MiB (1..%" PRIu64 ")", name, optarg,
+                                   (uint64_t)RT_MAX_SCENE_MB);
+            o->max_scene_mb = v;
             break;
         case OPT_CAMERA_POS:
             if (!parse_vec3(optarg, o->camera_pos))

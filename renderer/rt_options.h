@@ -85,6 +85,7 @@ typedef struct rt_options {
     const char       *envmap;         /* --envmap FILE: lat-long environment; NULL: none (black) */
     rt_light_sampling light_sampling; /* --light-sampling; default mis */
     size_t            max_memory_mb;  /* texture cache; 0: the texture system's default */
+    uint64_t          max_scene_mb;   /* largest file an import reads; 0: rt_scene.h's default */
     rt_up_axis        up;             /* --up: the automatic camera's up axis; default y */
     rt_view           view;           /* --view; default auto (three-quarter; the file's camera) */
     bool              has_camera_pos, has_look_at, has_fov;
@@ -104,7 +105,8 @@ typedef struct rt_options {
 
 /* Limits the command line enforces, with the reason in the error. */
 #define RT_MAX_THREADS       1024
-#define RT_MAX_RESOLUTION    16384 /* per side */
+#define RT_MAX_SCENE_MB      (1u << 30) /* --max-scene-mb: 1 PiB */
+#define RT_MAX_RESOLUTION    16384      /* per side */
 #define RT_MAX_SPP           65536
 #define RT_MAX_DEPTH         1024
 #define RT_MAX_PIXEL_SAMPLES ((uint64_t)1 << 34) /* width * height * spp */

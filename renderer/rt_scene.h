@@ -232,6 +232,25 @@ rt_result rt_scene_load_restricted(const char *path, ustr_table *strings,
                                    const struct rt_paths *allowed, rt_scene **out,
                                    char err[RT_ERR_LEN]);
 
+/* The largest file an import reads (the scene, its material libraries,
+ * its buffers), checked on the file's size before a byte is read: a 1 TB
+ * sparse OBJ would otherwise be scanned for an hour and a half. */
+#define RT_MAX_SCENE_FILE_MB_DEFAULT 16384
+
+/* How a scene is loaded; zero-initialised means rt_scene_load()'s. */
+typedef struct rt_scene_load_opts {
+    const struct rt_paths *allowed;        /* as rt_scene_load_restricted(); NULL: any file */
+    uint64_t               max_file_bytes; /* 0: RT_MAX_SCENE_FILE_MB_DEFAULT MiB */
+} rt_scene_load_opts;
+
+/* As rt_scene_load_restricted(), with o's limits (NULL: none given). A
+ * file over max_file_bytes is not read: the scene itself fails the load
+ * with RT_ERR_OPEN, "1.0 TiB, over the 16.0 GiB a scene's file may be
+ * (--max-scene-mb)"; a file it names as a buffer or material library is
+ * refused as a missing one would be, the same words naming it. */
+rt_result rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_opts *o,
+                             rt_scene **out, char err[RT_ERR_LEN]);
+
 /* Triangle t's index into materials. */
 static inline uint32_t
 rt_scene_material_of(const rt_scene *s, uint32_t t)

@@ -462,6 +462,15 @@ rt_result
 rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *allowed,
                          rt_scene **out, char err[RT_ERR_LEN])
 {
+    return rt_scene_load_with(path, strings, &(rt_scene_load_opts){.allowed = allowed}, out, err);
+}
+
+rt_result
+rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_opts *o,
+                   rt_scene **out, char err[RT_ERR_LEN])
+{
+    static const rt_scene_load_opts none = {0};
+    o = o ? o : &none;
     char dummy[RT_ERR_LEN];
     if (!err)
         err = dummy;
@@ -479,16 +488,19 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
 
     /* Our own check first, for a plain strerror() line: assimp would say
      * "unable to open file" for any of these. */
-    char        why[TEX_ERR_LEN];
+    char        why[RT_ERR_LEN];
     int         fd = tex_open_regular(path, why);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, RT_ERR_LEN, "%s", fd < 0 ? why : strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    bool        ok = fd >= 0 && fstat(fd, &st) == 0;
+    if (fd >= 0 && !ok)
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    ok = ok && rt__scene_file_size_ok(fd, o->max_file_bytes, why);
+    if (fd >= 0)
+        close(fd);
+    if (!ok) {
+        snprintf(err, RT_ERR_LEN, "%s", why);
         return RT_ERR_OPEN;
     }
-    close(fd);
     if (st.st_size == 0) {
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         return RT_ERR_FORMAT;
@@ -528,7 +540,8 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     pthread_mutex_lock(&import_lock);
     import_job job = {
         .path = path, .strings = strings, .flags = flags, .props = props, .facts = &facts};
-    job.guard.allowed = allowed;
+    job.guard.allowed = o->allowed;
+    job.guard.max_bytes = o->max_file_bytes;
     bool ran = rt__import_on_big_stack(import_run, &job, path);
     int  run_errno = errno;
     pthread_mutex_unlock(&import_lock);

@@ -236,11 +236,16 @@ rt_result rt__lights_load(const struct aiScene *ai, rt_scene *s);
 
 /* --- files assimp opens (scene_io.c) ------------------------------------- */
 
+/* Whether the file open as fd is at most max_bytes; if not, why, in `why`
+ * ("1.0 TiB, over the 16.0 GiB a scene's file may be (--max-scene-mb)"). */
+bool rt__scene_file_size_ok(int fd, uint64_t max_bytes, char why[RT_ERR_LEN]);
+
 /* What the hook knows: the folders, and the first file it refused and why
  * ("FILE: not found, or outside the allowed folders" when restricted,
  * "FILE: cannot open: a FIFO, not a regular file" when not). */
 typedef struct io_guard {
     const rt_paths *allowed;
+    uint64_t        max_bytes; /* a file larger is not read (rt_scene_load_opts) */
     char            refused[RT_ERR_LEN];
 } io_guard;
 

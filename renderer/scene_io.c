@@ -22,6 +22,32 @@
 
 /* ---- files assimp opens: regular files only, within the allowed folders ---- */
 
+/* Sizes as people read them: "16.0 GiB". */
+static void
+size_text(uint64_t n, char *buf, size_t len)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double                   v = (double)n;
+    int                      u = 0;
+    while (v >= 1024 && u < 6)
+        v /= 1024, u++;
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+bool
+rt__scene_file_size_ok(int fd, uint64_t max_bytes, char why[RT_ERR_LEN])
+{
+    struct stat st;
+    uint64_t    limit = max_bytes ? max_bytes : (uint64_t)RT_MAX_SCENE_FILE_MB_DEFAULT << 20;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size <= limit)
+        return true; /* an fstat that fails is the read's to report */
+    char size[32], most[32];
+    size_text((uint64_t)st.st_size, size, sizeof size);
+    size_text(limit, most, sizeof most);
+    snprintf(why, RT_ERR_LEN, "%s, over the %s a scene's file may be (--max-scene-mb)", size, most);
+    return false;
+}
+
 static size_t
 io_read(struct aiFile *f, char *buf, size_t size, size_t count)
 {
@@ -81,7 +107,16 @@ rt__io_open(struct aiFileIO *io, const char *name, const char *mode)
             snprintf(g->refused, sizeof g->refused, "%s: cannot open for writing", shown);
         return NULL;
     }
-    int fd = tex_open_regular(name, why);
+    char too_big[RT_ERR_LEN];
+    int  fd = tex_open_regular(name, why);
+    if (fd >= 0 && !rt__scene_file_size_ok(fd, g->max_bytes, too_big)) {
+        char shown[160];
+        tex_name_printable(shown, sizeof shown, name);
+        if (!g->refused[0])
+            snprintf(g->refused, sizeof g->refused, "%s: %.90s", shown, too_big);
+        close(fd);
+        return NULL;
+    }
     if (fd < 0 || !rt_paths_allow_fd(g->allowed, fd)) {
         char shown[160];
         tex_name_printable(shown, sizeof shown, name);

@@ -1309,8 +1309,12 @@ work_size(plan *p, unsigned hw, char said[256])
                  "%.0f ms",
                  w0, h0, p->width, p->height, rt_texture_mode_name(mode), threads,
                  1e3 * r.render_secs, 1e3 * p->min_render_secs);
-    else
-        p->width = p->height = 0; /* the user's size: nothing to add */
+    else {
+        p->width = p->height = 0; /* render's own size: no -r to add */
+        snprintf(said, 256, "%ux%u kept: the fastest render (%s, -t %u: %.0f ms) takes >= %.0f ms",
+                 w0, h0, rt_texture_mode_name(mode), threads, 1e3 * r.render_secs,
+                 1e3 * p->min_render_secs);
+    }
 }
 
 /* Adds v to list[0..*n) if it is not there (at most MAX_LIST). */
