@@ -365,18 +365,12 @@ declared_make(void)
         decl[k] = texture_write("d", k, k == 0 ? BIG_SIZE : DECL_SIZE);
 }
 
-typedef struct decl_worker {
-    pthread_t          thread;
-    unsigned           id, wrong, failed;
-    pthread_barrier_t *start;
-} decl_worker;
-
 /* Every thread wants texture 0 first, then texels of textures 0..NLOOKED-1. */
 static void *
 decl_main(void *arg)
 {
-    decl_worker *w = arg;
-    tex_thread  *tc;
+    worker     *w = arg;
+    tex_thread *tc;
     if (tex_thread_create(ts, &tc) != TEX_OK) {
         w->failed++;
         return NULL;
@@ -410,11 +404,11 @@ case_declared(const char *arg)
         raw[k] = true;
     REQUIRE(tex_files_declare(ts, decl, raw, NDECL) == TEX_OK);
     enum { THREADS = 8 };
-    decl_worker       w[THREADS];
+    worker            w[THREADS];
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, THREADS);
     for (unsigned i = 0; i < THREADS; i++) {
-        w[i] = (decl_worker){.id = i, .start = &start};
+        w[i] = (worker){.id = i, .start = &start};
         REQUIRE(pthread_create(&w[i].thread, NULL, decl_main, &w[i]) == 0);
     }
     unsigned wrong = 0, failed = 0;
