@@ -26,14 +26,15 @@
  * no other thread's malloc pays more than the test of `on`. */
 static _Thread_local struct {
     bool     on, over;
-    uint64_t used, budget, asked; /* asked: used plus the refused request */
+    uint64_t used, budget;
+    uint64_t held, asked; /* when refused: what was in use, and the request */
 } budget;
 
 void
 rt__import_budget_start(void)
 {
     budget.on = true, budget.over = false;
-    budget.used = budget.asked = 0;
+    budget.used = budget.held = budget.asked = 0;
     budget.budget = (uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20;
 }
 
@@ -46,10 +47,10 @@ rt__import_budget_file(int fd)
 }
 
 bool
-rt__import_budget_stop(uint64_t *asked, uint64_t *budget_then)
+rt__import_budget_stop(rt__budget_report *out)
 {
     budget.on = false;
-    *asked = budget.asked, *budget_then = budget.budget;
+    *out = (rt__budget_report){.held = budget.held, .asked = budget.asked, .budget = budget.budget};
     return budget.over;
 }
 
@@ -65,10 +66,10 @@ extern void  __libc_free(void *p);
 static bool
 budget_fits(uint64_t n, uint64_t old)
 {
-    uint64_t after = budget.used - (old < budget.used ? old : budget.used) + n;
-    if (after <= budget.budget)
+    uint64_t held = budget.used - (old < budget.used ? old : budget.used);
+    if (held + n <= budget.budget)
         return true;
-    budget.over = true, budget.asked = after;
+    budget.over = true, budget.held = held, budget.asked = n;
     errno = ENOMEM;
     return false;
 }

@@ -39,12 +39,18 @@
 #define RT_IMPORT_BUDGET_BASE_MB  256
 #define RT_IMPORT_BUDGET_PER_BYTE 16
 
+/* When an allocation did not fit: the bytes the import held, the bytes it
+ * then asked for, and the budget. */
+typedef struct rt__budget_report {
+    uint64_t held, asked, budget;
+} rt__budget_report;
+
 /* On the thread running the import: start counting against a budget of the base;
  * each file opened adds to it; stop reports whether it was exceeded, and
- * by what (the bytes asked for in all when it was, the budget then). */
+ * by what (the first request refused). */
 void rt__import_budget_start(void);
 void rt__import_budget_file(int fd);
-bool rt__import_budget_stop(uint64_t *asked, uint64_t *budget);
+bool rt__import_budget_stop(rt__budget_report *out);
 
 /* What rt__gltf_precheck() reads of a glTF's JSON besides its nesting:
  * the names in its top-level "extensionsRequired" and "extensionsUsed"
@@ -57,6 +63,11 @@ typedef struct rt__gltf_facts {
     char     required[RT_ERR_LEN], used[RT_ERR_LEN];
     float   *strength;
     uint32_t nstrength;
+    /* Each material's KHR_materials_specular specularFactor, which Debian's
+     * assimp 5.2 does not read either (import_check.c reads it): as
+     * strength (NULL when no material has one). */
+    float   *specular;
+    uint32_t nspecular;
 } rt__gltf_facts;
 
 /* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than

@@ -1,4 +1,7 @@
-/* Scene import through assimp's C API (rt_scene.h): the import, and the scene built from it. */
+/* Scene import through assimp (rt_scene.h, assimp_read.h): the import, and the scene built from it.
+ */
+#include "assimp_read.h"
+#include "import_check.h"
 #include "import_guard.h"
 #include "rt_paths.h"
 #include "rt_scene.h"
@@ -217,6 +220,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
         }
     }
     rt__emissive_strengths(pub, extra);
+    rt__specular_factors(pub, extra);
     r = RT_ERR_NOMEM;
 
     size_t nv = (size_t)w.nverts, nt = (size_t)w.ntris;
@@ -326,16 +330,39 @@ rt__scene_warn(rt_scene *s, const char *text)
 static const struct {
     const char *name;
     const char *ignored; /* NULL: none of it */
+    bool        unread;  /* assimp cannot read a file that needs it */
 } gltf_extensions[] = {
-    {"KHR_lights_punctual", NULL},
-    {"KHR_materials_emissive_strength", NULL},
-    {"KHR_materials_specular", "its textures"},
-    {"KHR_texture_transform", "texCoord"},
+    {"KHR_lights_punctual", NULL, false},
+    {"KHR_materials_emissive_strength", NULL, false},
+    {"KHR_materials_specular", "its textures", false},
+    {"KHR_texture_transform", "texCoord", false},
     /* Not read by Debian's assimp 5.2: a file that needs them fails to
      * import (named then); one that merely lists them has fallbacks. */
-    {"KHR_draco_mesh_compression", NULL},
-    {"EXT_meshopt_compression", NULL},
+    {"KHR_draco_mesh_compression", NULL, true},
+    {"EXT_meshopt_compression", NULL, true},
 };
+
+/* Of the extensions a glTF requires (", " between them), those assimp
+ * cannot read: unknown to render, or marked so above. A failed import of
+ * such a file names them first; one that requires only extensions assimp
+ * reads failed for its own reason. */
+static void
+gltf_unread(const char *required, char out[RT_ERR_LEN])
+{
+    out[0] = '\0';
+    for (const char *p = required; *p;) {
+        size_t len = strcspn(p, ","), k = 0, n = sizeof gltf_extensions / sizeof *gltf_extensions;
+        while (k < n && !(strlen(gltf_extensions[k].name) == len &&
+                          strncmp(p, gltf_extensions[k].name, len) == 0))
+            k++;
+        if (k == n || gltf_extensions[k].unread) {
+            size_t m = strlen(out);
+            snprintf(out + m, RT_ERR_LEN - m, "%s%.*s", m ? ", " : "", (int)len, p);
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+}
 
 /* For a glTF: every extension the file uses that render ignores, named
  * once in a warning; one it requires that render ignores, an error naming
@@ -394,45 +421,103 @@ rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT
  * assimp's parse, its post-processing, the scene build and the release of
  * assimp's scene all recurse over the node hierarchy. */
 typedef struct import_job {
-    const char             *path;
-    ustr_table             *strings;
-    unsigned                flags;
-    struct aiPropertyStore *props;
-    io_guard                guard; /* every file assimp opens passes here */
-    const rt__gltf_facts   *facts; /* what the precheck read of a glTF */
-    rt_scene               *scene; /* the result, or NULL */
-    rt_result               r;
-    char                    err[RT_ERR_LEN];
+    const char           *path;
+    rt__format            format; /* import_check.h's verdict: the one importer that runs */
+    ustr_table           *strings;
+    unsigned              flags;
+    io_guard              guard; /* every file assimp opens passes here */
+    const rt__gltf_facts *facts; /* what the precheck read of a glTF */
+    rt_scene             *scene; /* the result, or NULL */
+    rt_result             r;
+    char                  err[RT_ERR_LEN];
 } import_job;
+
+/* What the importer made, before assimp's steps walk it: a face of no
+ * corners (a PLY face line "0") failed an assertion in Triangulate. The
+ * face, or NULL. */
+static bool
+faces_have_corners(const struct aiScene *ai, char err[RT_ERR_LEN])
+{
+    for (unsigned m = 0; m < ai->mNumMeshes; m++)
+        for (unsigned f = 0; ai->mMeshes[m] && f < ai->mMeshes[m]->mNumFaces; f++)
+            if (ai->mMeshes[m]->mFaces[f].mNumIndices == 0) {
+                snprintf(err, RT_ERR_LEN, "not a scene file: face %u of mesh %u has no corners", f,
+                         m);
+                return false;
+            }
+    return true;
+}
+
+/* Whether some mesh has a vertex whose position is a number: assimp's
+ * FindInvalidData deletes a mesh with none, and the import then ends with
+ * "no triangles", whose cause this names. */
+static bool
+some_vertex_finite(const struct aiScene *ai)
+{
+    for (unsigned m = 0; m < ai->mNumMeshes; m++) {
+        const struct aiMesh *mesh = ai->mMeshes[m];
+        for (unsigned v = 0; mesh && mesh->mVertices && v < mesh->mNumVertices; v++)
+            if (isfinite(mesh->mVertices[v].x) && isfinite(mesh->mVertices[v].y) &&
+                isfinite(mesh->mVertices[v].z))
+                return true;
+    }
+    return false;
+}
+
+/* assimp's import and steps: the scene, or NULL with j->err and j->r. */
+static const struct aiScene *
+import_assimp(import_job *j, rt__ai **imp)
+{
+    /* No log stream is attached: assimp's default logger is the null one,
+     * so it writes nothing to stdout or stderr. */
+    struct aiFileIO       io = {rt__io_open, rt__io_close, (char *)(void *)&j->guard};
+    char                  why[RT_ERR_LEN] = "";
+    const struct aiScene *ai = rt__ai_read(j->path, j->format, &io,
+                                           aiPrimitiveType_POINT | aiPrimitiveType_LINE, imp, why);
+    if (ai && !faces_have_corners(ai, j->err)) {
+        j->r = RT_ERR_FORMAT;
+        return NULL;
+    }
+    bool finite = !ai || some_vertex_finite(ai);
+    if (ai)
+        ai = rt__ai_post(*imp, j->flags, why);
+    if (ai && scene_needs_tangents(ai))
+        ai = rt__ai_post(*imp, aiProcess_GenSmoothNormals | aiProcess_CalcTangentSpace, why);
+    if (ai)
+        return ai;
+    j->r = RT_ERR_FORMAT;
+    if (j->guard.refused[0]) {
+        snprintf(j->err, RT_ERR_LEN, "%s", j->guard.refused);
+        j->r = RT_ERR_OPEN;
+    } else if (strstr(why, "No meshes remaining")) {
+        /* FindInvalidData dropped every mesh, or SortByPType did: points
+         * and lines only. */
+        snprintf(j->err, RT_ERR_LEN, "no triangles: %s",
+                 finite ? "only points and lines"
+                        : "no vertex position is a number (NaN or infinite)");
+        j->r = RT_ERR_EMPTY;
+    } else if (strstr(why, "out of memory") || strstr(why, "bad_alloc")) {
+        snprintf(j->err, RT_ERR_LEN, "out of memory while importing");
+        j->r = RT_ERR_NOMEM;
+    } else {
+        err_set(j->err, "not a scene file: ", why, j->path);
+    }
+    return NULL;
+}
 
 static void
 import_run(void *arg)
 {
     import_job *j = arg;
-    /* No log stream is attached: assimp's default logger is the null one,
-     * so it writes nothing to stdout or stderr. */
-    struct aiFileIO io = {rt__io_open, rt__io_close, (char *)(void *)&j->guard};
+    rt__ai     *imp = NULL;
     /* On this thread, whose malloc arena assimp's buffer comes from. */
     bool heap = rt__obj_heap_prepare(j->path);
     rt__import_budget_start();
-    const struct aiScene *ai = aiImportFileExWithProperties(j->path, j->flags, &io, j->props);
-    if (ai && scene_needs_tangents(ai))
-        ai = aiApplyPostProcessing(ai, aiProcess_GenSmoothNormals |
-                                           aiProcess_CalcTangentSpace); /* NULL: released */
-    if (!ai && j->guard.refused[0]) {
-        snprintf(j->err, RT_ERR_LEN, "%s", j->guard.refused);
-        j->r = RT_ERR_OPEN;
-    } else if (!ai && strstr(aiGetErrorString(), "No meshes remaining")) {
-        /* SortByPType dropped every mesh: points and lines only. */
+    const struct aiScene *ai = import_assimp(j, &imp);
+    if (ai && (!ai->mRootNode || ai->mNumMeshes == 0)) {
         snprintf(j->err, RT_ERR_LEN, "no triangles");
         j->r = RT_ERR_EMPTY;
-    } else if (!ai) {
-        err_set(j->err, "not a scene file: ", aiGetErrorString(), j->path);
-        j->r = RT_ERR_FORMAT;
-    } else if (!ai->mRootNode || ai->mNumMeshes == 0) {
-        snprintf(j->err, RT_ERR_LEN, "no triangles");
-        j->r = RT_ERR_EMPTY;
-    } else {
+    } else if (ai) {
         j->r = rt__scene_build(ai, j->path, j->strings, j->facts, &j->scene, j->err);
         if (j->r == RT_OK && j->guard.refused[0] && !j->scene->warning &&
             !(j->scene->warning = strdup(j->guard.refused))) {
@@ -442,19 +527,18 @@ import_run(void *arg)
             j->r = RT_ERR_NOMEM;
         }
     }
-    uint64_t asked, budget;
-    if (rt__import_budget_stop(&asked, &budget)) { /* whatever came of it, the file lied */
+    rt__budget_report b;
+    if (rt__import_budget_stop(&b)) { /* whatever came of it, the file lied */
         rt_scene_free(j->scene);
         j->scene = NULL;
         snprintf(j->err, RT_ERR_LEN,
-                 "too large for its size: the import asked for %.1f MiB, over its budget of "
-                 "%.1f MiB (%d MiB + %d x the bytes its files hold)",
-                 (double)asked / (1 << 20), (double)budget / (1 << 20), RT_IMPORT_BUDGET_BASE_MB,
-                 RT_IMPORT_BUDGET_PER_BYTE);
+                 "too large for its size: the import held %.1f MiB and asked for %.1f MiB more, "
+                 "over its budget of %.1f MiB (%d MiB + %d x the bytes its files hold)",
+                 (double)b.held / (1 << 20), (double)b.asked / (1 << 20),
+                 (double)b.budget / (1 << 20), RT_IMPORT_BUDGET_BASE_MB, RT_IMPORT_BUDGET_PER_BYTE);
         j->r = RT_ERR_NOMEM;
     }
-    if (ai)
-        aiReleaseImport(ai);
+    rt__ai_free(imp);
     rt__obj_heap_release(heap); /* after assimp has freed all it had */
 }
 
@@ -463,6 +547,37 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
                          rt_scene **out, char err[RT_ERR_LEN])
 {
     return rt_scene_load_with(path, strings, &(rt_scene_load_opts){.allowed = allowed}, out, err);
+}
+
+/* The checks before assimp: a regular file, not too large, not empty
+ * (assimp would say "unable to open file" for any of these), JSON not too
+ * deep, and what import_check.h looks at, which gives the format. */
+static rt_result
+file_checks(const char *path, const rt_scene_load_opts *o, rt__format *format,
+            rt__gltf_facts *facts, char err[RT_ERR_LEN])
+{
+    *facts = (rt__gltf_facts){.strength = NULL};
+    char        why[RT_ERR_LEN];
+    int         fd = tex_open_regular(path, why);
+    struct stat st;
+    bool        ok = fd >= 0 && fstat(fd, &st) == 0;
+    if (fd >= 0 && !ok)
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    ok = ok && rt__scene_file_size_ok(fd, o->max_file_bytes, why);
+    rt_result r = ok ? RT_OK : RT_ERR_OPEN;
+    if (!ok) {
+        snprintf(err, RT_ERR_LEN, "%s", why);
+    } else if (st.st_size == 0) {
+        snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
+        r = RT_ERR_FORMAT;
+    } else if ((r = rt__gltf_precheck(path, facts, err)) == RT_OK) {
+        uint64_t budget = ((uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20) +
+                          (uint64_t)st.st_size * RT_IMPORT_BUDGET_PER_BYTE;
+        r = rt__import_check(fd, budget, format, facts, err);
+    }
+    if (fd >= 0)
+        close(fd);
+    return r;
 }
 
 rt_result
@@ -486,30 +601,13 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
         return RT_ERR_NOMEM;
     }
 
-    /* Our own check first, for a plain strerror() line: assimp would say
-     * "unable to open file" for any of these. */
-    char        why[RT_ERR_LEN];
-    int         fd = tex_open_regular(path, why);
-    struct stat st;
-    bool        ok = fd >= 0 && fstat(fd, &st) == 0;
-    if (fd >= 0 && !ok)
-        snprintf(why, sizeof why, "%s", strerror(errno));
-    ok = ok && rt__scene_file_size_ok(fd, o->max_file_bytes, why);
-    if (fd >= 0)
-        close(fd);
-    if (!ok) {
-        snprintf(err, RT_ERR_LEN, "%s", why);
-        return RT_ERR_OPEN;
-    }
-    if (st.st_size == 0) {
-        snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
-        return RT_ERR_FORMAT;
-    }
+    rt__format     format;
     rt__gltf_facts facts;
-    rt_result      deep = rt__gltf_precheck(path, &facts, err);
-    if (deep != RT_OK) {
+    rt_result      checked = file_checks(path, o, &format, &facts, err);
+    if (checked != RT_OK) {
         free(facts.strength);
-        return deep;
+        free(facts.specular);
+        return checked;
     }
     const char *required = facts.required, *used = facts.used;
 
@@ -526,32 +624,27 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
      * vertices (scene_mesh.c, mesh_join_make()) are rt__scene_build()'s,
      * in O(n): assimp's steps search by a spatial sort, most of a large
      * mesh's load. */
-    struct aiPropertyStore *props = aiCreatePropertyStore();
-    if (!props) {
-        snprintf(err, RT_ERR_LEN, "out of memory");
-        return RT_ERR_NOMEM;
-    }
-    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE,
-                               aiPrimitiveType_POINT | aiPrimitiveType_LINE);
-    unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType |
-                     aiProcess_ValidateDataStructure | aiProcess_FindInvalidData |
+    unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType | aiProcess_FindInvalidData |
                      aiProcess_FlipUVs;
 
     pthread_mutex_lock(&import_lock);
     import_job job = {
-        .path = path, .strings = strings, .flags = flags, .props = props, .facts = &facts};
+        .path = path, .format = format, .strings = strings, .flags = flags, .facts = &facts};
     job.guard.allowed = o->allowed;
     job.guard.max_bytes = o->max_file_bytes;
     bool ran = rt__import_on_big_stack(import_run, &job, path);
     int  run_errno = errno;
     pthread_mutex_unlock(&import_lock);
-    aiReleasePropertyStore(props);
     if (!ran) {
         snprintf(err, RT_ERR_LEN, "cannot start the import: %s", strerror(run_errno));
         return RT_ERR_NOMEM;
     }
-    if ((job.r == RT_ERR_FORMAT || job.r == RT_ERR_EMPTY) && required[0]) /* what it needs first */
-        snprintf(err, RT_ERR_LEN, "needs the glTF extensions %.95s (%.120s)", required, job.err);
+    char unread[RT_ERR_LEN];
+    gltf_unread(required, unread);
+    if ((job.r == RT_ERR_FORMAT || job.r == RT_ERR_EMPTY) && unread[0]) /* what it needs first */
+        snprintf(err, RT_ERR_LEN,
+                 "needs the glTF extensions %.95s, which render cannot read (%.110s)", unread,
+                 job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);
     if (job.r == RT_OK &&
@@ -560,6 +653,7 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
         job.scene = NULL;
     }
     free(facts.strength);
+    free(facts.specular);
     *out = job.scene;
     return job.r;
 }

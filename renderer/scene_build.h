@@ -220,6 +220,9 @@ rt_result rt__material_load(load_ctx *c, const struct aiMaterial *mat, rt_materi
  * (glTF's KHR_materials_emissive_strength; NAN: none); extra NULL: does
  * nothing. */
 void rt__emissive_strengths(rt_scene *s, const rt__gltf_facts *extra);
+/* Sets each material's specular weight to the factor `extra` gives it
+ * (glTF's KHR_materials_specular, at most 1; NAN: none). */
+void rt__specular_factors(rt_scene *s, const rt__gltf_facts *extra);
 
 /* --- camera and lights (scene_camera_lights.c) --------------------------- */
 

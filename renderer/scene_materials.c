@@ -331,3 +331,11 @@ rt__emissive_strengths(rt_scene *s, const rt__gltf_facts *extra)
             for (int c = 0; c < 3; c++)
                 s->materials[m].emissive[c] *= extra->strength[m];
 }
+
+void
+rt__specular_factors(rt_scene *s, const rt__gltf_facts *extra)
+{
+    for (uint32_t m = 0; extra && m < s->nmaterials && m < extra->nspecular; m++)
+        if (!isnan(extra->specular[m]))
+            s->materials[m].specular = extra->specular[m] > 1 ? 1 : extra->specular[m];
+}

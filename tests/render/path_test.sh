@@ -3,7 +3,7 @@
 # analytic irradiance, the three light-sampling strategies agreeing (and MIS
 # the least noisy), one ray for two samples under a uniform sky, error
 # falling with samples, and the image independent of threads and tiles.
-# Scenes are written here (OBJ, Collada, a constant EXR).
+# Scenes are written here (OBJ, glTF, a constant EXR).
 set -u
 render=$1 imgstat=$2 texgen=$3 case_=$4
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -105,37 +105,26 @@ point_light)
     # A Lambertian plane (albedo 0.5) under a point light of 20 cd at height
     # 2: L = 0.5 / pi * 20 * h / (h^2 + r^2)^1.5, checked at pixel centres
     # along the middle row (one sample per pixel is its centre).
-    cat >"$tmp/plane.dae" <<'DAE'
-<?xml version="1.0" encoding="utf-8"?>
-<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
-  <asset><unit name="meter" meter="1"/><up_axis>Y_UP</up_axis></asset>
-  <library_lights><light id="lamp"><technique_common><point><color>20 20 20</color>
-    <constant_attenuation>1</constant_attenuation></point></technique_common></light></library_lights>
-  <library_effects><effect id="fx"><profile_COMMON><technique sid="common"><phong>
-    <diffuse><color>0.5 0.5 0.5 1</color></diffuse><specular><color>0 0 0 1</color></specular>
-  </phong></technique></profile_COMMON></effect></library_effects>
-  <library_materials><material id="grey"><instance_effect url="#fx"/></material></library_materials>
-  <library_geometries><geometry id="plane"><mesh>
-    <source id="p"><float_array id="pa" count="12">-10 0 -10 10 0 -10 10 0 10 -10 0 10</float_array>
-      <technique_common><accessor source="#pa" count="4" stride="3"><param name="X" type="float"/>
-      <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
-    <source id="n"><float_array id="na" count="3">0 1 0</float_array>
-      <technique_common><accessor source="#na" count="1" stride="3"><param name="X" type="float"/>
-      <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
-    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
-    <triangles material="grey" count="2"><input semantic="VERTEX" source="#v" offset="0"/>
-      <input semantic="NORMAL" source="#n" offset="1"/><p>0 0 2 0 1 0 0 0 3 0 2 0</p></triangles>
-  </mesh></geometry></library_geometries>
-  <library_visual_scenes><visual_scene id="s">
-    <node id="ground"><instance_geometry url="#plane"><bind_material><technique_common>
-      <instance_material symbol="grey" target="#grey"/></technique_common></bind_material></instance_geometry></node>
-    <node id="lampnode"><translate>0 2 0</translate><instance_light url="#lamp"/></node>
-  </visual_scene></library_visual_scenes>
-  <scene><instance_visual_scene url="#s"/></scene>
-</COLLADA>
-DAE
+    # A plane of 20x20 (positions, normals, two triangles) and a light node
+    # 2 above it; specularFactor 0 leaves the material plain Lambert.
+    b64=AAAgwQAAAAAAACDBAAAgQQAAAAAAACDBAAAgQQAAAAAAACBBAAAgwQAAAAAAACBBAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAACAAEAAAADAAIA
+    cat >"$tmp/plane.gltf" <<GLTF
+{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_lights_punctual", "KHR_materials_specular"],
+ "extensions": {"KHR_lights_punctual": {"lights": [{"type": "point", "intensity": 20}]}},
+ "scene": 0, "scenes": [{"nodes": [0, 1]}],
+ "nodes": [{"mesh": 0}, {"translation": [0, 2, 0], "extensions": {"KHR_lights_punctual": {"light": 0}}}],
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1}, "indices": 2, "material": 0}]}],
+ "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.5, 1], "metallicFactor": 0,
+                "roughnessFactor": 1}, "extensions": {"KHR_materials_specular": {"specularFactor": 0}}}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3",
+                "min": [-10, 0, -10], "max": [10, 0, 10]},
+               {"bufferView": 0, "byteOffset": 48, "componentType": 5126, "count": 4, "type": "VEC3"},
+               {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+ "bufferViews": [{"buffer": 0, "byteLength": 96}, {"buffer": 0, "byteOffset": 96, "byteLength": 12}],
+ "buffers": [{"byteLength": 108, "uri": "data:application/octet-stream;base64,$b64"}]}
+GLTF
     "$render" --quiet -t 2 -r 65 65 --integrator path --camera-pos 0,10,0 --look-at 0,0,0 \
-        --fov 60 -o "$tmp/plane.exr" "$tmp/plane.dae" || fail "exit $?"
+        --fov 60 -o "$tmp/plane.exr" "$tmp/plane.gltf" || fail "exit $?"
     for x in 32 36 40 48 56; do
         got=$(field mean "$("$imgstat" --window $x,32,$((x + 1)),33 "$tmp/plane.exr")")
         want=$(awk -v x=$x 'BEGIN { t = sin(3.14159265358979 / 6) / cos(3.14159265358979 / 6)

@@ -912,7 +912,65 @@ case_no_triangles(const char *arg)
     (void)arg;
     tmp_make();
     file_write_str(tmp_path("points.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\np 1\np 2\np 3\nl 1 2\n");
-    expect_fail(tmp_path("points.obj"), RT_ERR_EMPTY, "no triangles");
+    expect_fail(tmp_path("points.obj"), RT_ERR_EMPTY, "no triangles: only points and lines");
+}
+
+/* Files that crashed or hung assimp (issue 31), each refused in one line
+ * before it could: the PLY and glTF checks of import_check.h, the corner
+ * check before Triangulate, the importer chosen by the bytes. */
+#define PLY_HEAD                                                                                   \
+    "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"                \
+    "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
+#define PLY_NO_END  PLY_HEAD "0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"
+#define NO_END_SAID "not a scene file: a PLY header with no end_header line in its first 64 KiB"
+
+static const struct {
+    const char *name, *text;
+    rt_result   want;
+    const char *msg;
+} hostile[] = {
+    {"face0.ply", PLY_HEAD "end_header\n0 0 0\n1 0 0\n0 1 0\n0\n", RT_ERR_FORMAT,
+     "not a scene file: face 0 of mesh 0 has no corners"},
+    {"noend.ply", PLY_NO_END, RT_ERR_FORMAT, NO_END_SAID},
+    /* The same PLY under a name no importer claims: the bytes choose. */
+    {"noend.scene", PLY_NO_END, RT_ERR_FORMAT, NO_END_SAID},
+    {"many.ply",
+     "ply\nformat binary_little_endian 1.0\nelement vertex 1000000\n"
+     "property float x\nproperty float y\nproperty float z\nend_header\n0000",
+     RT_ERR_FORMAT,
+     "not a scene file: a PLY header that declares 1000000 vertex elements (with the rest, at "
+     "least 12000000 bytes), but 4 bytes follow it"},
+    {"v1.gltf", "{\"asset\": {\"version\": \"1.0\"}, \"meshes\": {}}", RT_ERR_FORMAT,
+     "not a scene file: glTF version 1.0; render reads glTF 2.0"},
+    {"huge.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"x\": 1e309}", RT_ERR_FORMAT,
+     "not a scene file: its glTF JSON has a number beyond a double's range (over 1e308)"},
+    /* A sparse accessor of 1000 values in a 12-byte buffer view. */
+    {"sparse.gltf",
+     "{\"asset\": {\"version\": \"2.0\"}, \"accessors\": [{\"count\": 2000, "
+     "\"componentType\": 5126, \"type\": \"VEC3\", \"sparse\": {\"count\": 1000, "
+     "\"indices\": {\"bufferView\": 0, \"componentType\": 5125}, \"values\": "
+     "{\"bufferView\": 0}}}], \"bufferViews\": [{\"buffer\": 0, \"byteLength\": 12}], "
+     "\"buffers\": [{\"byteLength\": 12, \"uri\": "
+     "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAA\"}]}",
+     RT_ERR_FORMAT,
+     "not a scene file: glTF accessor 0 is sparse, and its indices or values are not all in a "
+     "buffer view"},
+    {"nan.obj", "v nan nan nan\nv nan 0 0\nv inf 0 0\nf 1 2 3\n", RT_ERR_EMPTY,
+     "no triangles: no vertex position is a number (NaN or infinite)"},
+    /* An ASE file (assimp's ASE importer crashed on mutations of one):
+     * never read as ASE, whatever its name. */
+    {"x.ase", "*3DSMAX_ASCIIEXPORT 200\n*GEOMOBJECT {\n}\n", RT_ERR_FORMAT, "not a scene file: *"},
+};
+
+static void
+case_hostile_formats(const char *arg)
+{
+    (void)arg;
+    tmp_make();
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        file_write_str(tmp_path(hostile[i].name), hostile[i].text);
+        expect_fail(tmp_path(hostile[i].name), hostile[i].want, hostile[i].msg);
+    }
 }
 
 static void
@@ -1083,6 +1141,7 @@ static const rt_test_case cases[] = {
     {"truncated_gltf", case_truncated_gltf},
     {"truncated_glb", case_truncated_glb},
     {"no_triangles", case_no_triangles},
+    {"hostile_formats", case_hostile_formats},
     {"bad_args", case_bad_args},
     {"paths_fd", case_paths_fd},
     {NULL, NULL},
