@@ -91,26 +91,48 @@ ply_element_end(ply_need *p)
     p->count = p->per = 0;
 }
 
-static void
+/* The next word of a header line; NULL at its end. */
+static char *
+ply_word(char **save)
+{
+    return strtok_r(NULL, " \t\r", save);
+}
+
+/* One header line, counted; false when it is not one PLY allows, in the
+ * shape it allows: "format F V", "element NAME COUNT", "property TYPE
+ * NAME", "property list TYPE TYPE NAME", a comment. (assimp leaked, or
+ * worse, on a list whose item type was missing.) */
+static bool
 ply_line(ply_need *p, char *line)
 {
     char *save = NULL, *word = strtok_r(line, " \t\r", &save);
-    if (!word)
-        return;
+    if (!word || strcmp(word, "comment") == 0 || strcmp(word, "obj_info") == 0 ||
+        strcmp(word, "ply") == 0)
+        return true;
     if (strcmp(word, "format") == 0) {
-        char *f = strtok_r(NULL, " \t\r", &save);
+        char *f = ply_word(&save);
         p->ascii = f && strcmp(f, "ascii") == 0;
-    } else if (strcmp(word, "element") == 0) {
-        ply_element_end(p);
-        char *name = strtok_r(NULL, " \t\r", &save), *n = strtok_r(NULL, " \t\r", &save);
-        tex_name_printable(p->name, sizeof p->name, name ? name : "?");
-        p->count = n ? strtoull(n, NULL, 10) : 0;
-    } else if (strcmp(word, "property") == 0) {
-        char *t = strtok_r(NULL, " \t\r", &save);
-        if (t && strcmp(t, "list") == 0) /* a list: its count's type */
-            t = strtok_r(NULL, " \t\r", &save);
-        p->per += t ? ply_type_bytes(t, p->ascii) : 0;
+        return f && ply_word(&save) && !ply_word(&save);
     }
+    if (strcmp(word, "element") == 0) {
+        ply_element_end(p);
+        char *name = ply_word(&save), *n = ply_word(&save), *end = NULL;
+        tex_name_printable(p->name, sizeof p->name, name ? name : "?");
+        p->count = n ? strtoull(n, &end, 10) : 0;
+        return n && *n >= '0' && *n <= '9' && !*end && !ply_word(&save);
+    }
+    if (strcmp(word, "property") != 0)
+        return false;
+    char    *t = ply_word(&save);
+    unsigned size = t ? ply_type_bytes(t, p->ascii) : 0;
+    if (t && strcmp(t, "list") == 0) { /* a list: its count's type, then its items' */
+        t = ply_word(&save);
+        size = t ? ply_type_bytes(t, p->ascii) : 0;
+        t = ply_word(&save);
+        size = t && ply_type_bytes(t, p->ascii) ? size : 0;
+    }
+    p->per += size;
+    return size && ply_word(&save) && !ply_word(&save);
 }
 
 static rt_result
@@ -135,11 +157,20 @@ ply_check(int fd, uint64_t size, char err[RT_ERR_LEN])
     uint64_t after = size - (uint64_t)(data + 1 - head);
     *end = '\0';
     ply_need p = {.ascii = false};
-    char    *save = NULL;
-    for (char *line = strtok_r(head, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        ply_line(&p, line);
+    char    *save = NULL, shown[64] = "";
+    for (char *line = strtok_r(head, "\n", &save); line && !shown[0];
+         line = strtok_r(NULL, "\n", &save)) {
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", line);
+        if (!ply_line(&p, line))
+            tex_name_printable(shown, sizeof shown, copy);
+    }
     ply_element_end(&p);
-    if (p.total > after) {
+    if (shown[0]) {
+        snprintf(err, RT_ERR_LEN, "not a scene file: a PLY header line render does not read: %s",
+                 shown);
+        r = RT_ERR_FORMAT;
+    } else if (p.total > after) {
         snprintf(err, RT_ERR_LEN,
                  "not a scene file: a PLY header that declares %llu %s elements (with the rest, "
                  "at least %llu bytes), but %llu bytes follow it",
