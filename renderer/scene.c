@@ -643,7 +643,7 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
     gltf_unread(required, unread);
     if ((job.r == RT_ERR_FORMAT || job.r == RT_ERR_EMPTY) && unread[0]) /* what it needs first */
         snprintf(err, RT_ERR_LEN,
-                 "needs the glTF extensions %.95s, which render cannot read (%.110s)", unread,
+                 "needs the glTF extensions %.90s, which render cannot read (%.100s)", unread,
                  job.err);
     else
         snprintf(err, RT_ERR_LEN, "%s", job.err);
