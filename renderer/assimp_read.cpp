@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace
@@ -102,7 +104,8 @@ class CallbackSystem : public Assimp::IOSystem
 };
 
 /* Takes every importer but the one for `format` out of the import, and
- * deletes it (assimp hands an unregistered importer back to its caller). */
+ * deletes it (assimp hands an unregistered importer back to its caller).
+ * Throws when that one is not there (an assimp that renamed it). */
 void
 keep_only(Assimp::Importer &im, rt__format format)
 {
@@ -117,6 +120,8 @@ keep_only(Assimp::Importer &im, rt__format format)
         im.UnregisterLoader(b);
         delete b;
     }
+    if (im.GetImporterCount() != 1)
+        throw std::runtime_error(std::string("this assimp has no ") + kept_importer[format]);
 }
 
 void
@@ -153,8 +158,10 @@ extern "C" const struct aiScene *
 rt__ai_read(const char *path, rt__format format, aiFileIO *io, int remove, rt__ai **imp,
             char err[RT_ERR_LEN])
 {
-    *imp = new (std::nothrow) rt__ai; /* the Importer's constructor is all of its cost */
-    if (!*imp) {
+    *imp = nullptr;
+    try {
+        *imp = new rt__ai; /* the Importer's constructor allocates its ~60 importers */
+    } catch (const std::exception &) {
         say(err, "out of memory");
         return nullptr;
     }
