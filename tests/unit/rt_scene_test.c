@@ -971,6 +971,16 @@ case_hostile_formats(const char *arg)
         file_write_str(tmp_path(hostile[i].name), hostile[i].text);
         expect_fail(tmp_path(hostile[i].name), hostile[i].want, hostile[i].msg);
     }
+    /* The binary twin of face0.ply: three vertices of zeros, a face of 0. */
+    static const char head[] = "ply\nformat binary_little_endian 1.0\nelement vertex 3\n"
+                               "property float x\nproperty float y\nproperty float z\n"
+                               "element face 1\nproperty list uchar int vertex_indices\n"
+                               "end_header\n";
+    char              bin[sizeof head - 1 + 37] = {0};
+    memcpy(bin, head, sizeof head - 1);
+    file_write(tmp_path("face0b.ply"), bin, sizeof bin);
+    expect_fail(tmp_path("face0b.ply"), RT_ERR_FORMAT,
+                "not a scene file: face 0 of mesh 0 has no corners");
 }
 
 static void
