@@ -1,5 +1,6 @@
 /* Files: the table keyed by ustr pointer, the per-thread microcache in front
  * of it, and opening a file on its first lookup. */
+#include "tex_io_internal.h"
 #include "texture_internal.h"
 
 #include <errno.h>
@@ -298,10 +299,12 @@ nomem:
  * and levels were made from it, and now takes a few rows of tiles. */
 typedef struct spill_job {
     tex_system    *ts;
+    tex_thread    *tc;
     tex__file     *f;
     tex_mip_chain *chain;
     unsigned char *tiles;    /* a row of level 0's tiles */
     bool           constant; /* every pixel so far is f->constant_texel */
+    uint64_t       charged;  /* what the decode holds beyond its rows (tex__decode_reserve()) */
 } spill_job;
 
 /* One band of TEX__TILE rows (fewer at the bottom) cut into a row of tiles,
@@ -388,10 +391,22 @@ spill_rows(void *ctx, const tex_image *shape, uint32_t y, const void *row, char 
     return tex_mip_chain_push(j->chain, row, err);
 }
 
-/* The end of a spill that came to r. */
+/* A tex__decode_budget's reserve, for the decode a spill_job takes rows from. */
+static tex_result
+spill_charge(void *ctx, uint64_t bytes, const char *what, char err[TEX_ERR_LEN])
+{
+    spill_job *j = ctx;
+    tex_result r = tex__decode_reserve(j->ts, j->tc, bytes, what, err);
+    if (r == TEX_OK)
+        j->charged += bytes;
+    return r;
+}
+
+/* The end of a spill that came to r, its decode's memory freed. */
 static tex_result
 spill_end(spill_job *j, tex_result r)
 {
+    tex__decode_release(j->ts, j->charged);
     if (r == TEX_OK && j->constant) {
         j->f->info.constant = true;
         tex__constant_decode(j->f);
@@ -433,6 +448,19 @@ tex__read_close(tex__read_from *src)
     src->fd = -1;
 }
 
+/* An EXR that is not MIP-mapped is decoded whole before its rows are
+ * spilled: its image is charged like an interlaced PNG's. */
+static tex_result
+exr_charge(spill_job *spill, const tex__tiled_info *info, char err[TEX_ERR_LEN])
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s EXR %ux%u", info->tile_width ? "one-level tiled" : "scanline",
+             info->width, info->height);
+    uint64_t bytes =
+        (uint64_t)info->width * info->height * info->nchannels * tex_type_size(info->type);
+    return spill_charge(spill, bytes, what, err);
+}
+
 /* A tiled file with MIP levels (EXR or TIFF) is read tile by tile; any
  * other EXR or TIFF is decoded once, by rows, like a PNG. */
 static tex_result
@@ -445,7 +473,9 @@ open_tiled(tex_system *ts, tex__file *f, tex__source source, const char *path, s
         return r;
     if (!info.tile_width || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
         tex__tiled_close(&f->handle);
-        return tex_image_read_rows(path, spill_rows, spill, err);
+        if (source == TEX__SOURCE_EXR) /* read whole, then by rows (tex_image_read_rows()) */
+            r = exr_charge(spill, &info, err);
+        return r == TEX_OK ? tex_image_read_rows(path, spill_rows, spill, err) : r;
     }
     f->source = source;
     f->info.width = info.width;
@@ -462,11 +492,12 @@ open_tiled(tex_system *ts, tex__file *f, tex__source source, const char *path, s
 }
 
 static tex_result
-open_file_gated(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+open_file_gated(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_LEN])
 {
-    tex__read_from src;
-    tex_result     r = tex__read_open(ts, f, &src, err);
-    spill_job      spill = {.ts = ts, .f = f};
+    tex__read_from     src;
+    tex_result         r = tex__read_open(ts, f, &src, err);
+    spill_job          spill = {.ts = ts, .tc = tc, .f = f};
+    tex__decode_budget budget = {spill_charge, &spill};
     if (r != TEX_OK)
         return r;
     switch (tex__sniff(src.path, err, &r)) {
@@ -477,10 +508,10 @@ open_file_gated(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
         r = open_tiled(ts, f, TEX__SOURCE_TIFF, src.path, &spill, err);
         break;
     case TEX__FORMAT_PNG:
-        r = tex_png_read_rows(src.path, spill_rows, &spill, err);
+        r = tex__png_read_rows(src.path, spill_rows, &spill, &budget, err);
         break;
     case TEX__FORMAT_JPEG:
-        r = tex_jpeg_read_rows(src.path, spill_rows, &spill, err);
+        r = tex__jpeg_read_rows(src.path, spill_rows, &spill, &budget, err);
         break;
     default:
         break; /* sniffing said why */
@@ -510,10 +541,10 @@ decode_leave(tex_system *ts)
 }
 
 static tex_result
-open_file(tex_system *ts, tex__file *f, char err[TEX_ERR_LEN])
+open_file(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_LEN])
 {
     decode_enter(ts); /* a tiled file decodes nothing, but opening it is brief */
-    tex_result r = open_file_gated(ts, f, err);
+    tex_result r = open_file_gated(ts, tc, f, err);
     decode_leave(ts);
     return r;
 }
@@ -586,7 +617,7 @@ open_locked(tex_system *ts, tex_thread *tc, tex__file *f)
             snprintf(err, sizeof err, "a <UDIM> name is a pattern, not a file");
             f->error = TEX_ERR_INVALID;
         } else {
-            f->error = open_file(ts, f, err);
+            f->error = open_file(ts, tc, f, err);
         }
         report = f->error != TEX_OK;
         tex__count(report ? &tc->counters.file_errors : &tc->counters.files_opened, 1);

@@ -37,6 +37,8 @@ typedef struct jpeg_job {
     int                           lost; /* the first warning that means lost pixels; 0: none */
     char                          lost_msg[JMSG_LENGTH_MAX]; /* its text */
     char last_msg[JMSG_LENGTH_MAX]; /* output_message()'s text, never printed */
+    /* What a read by rows may hold beyond its rows; NULL: no limit. */
+    const tex__decode_budget *budget;
 } jpeg_job;
 
 /* Warnings after which some pixels are not what the file meant. */
@@ -102,6 +104,12 @@ on_error_exit(j_common_ptr cinfo)
             job->code = TEX_ERR_NOMEM;
             tex__io_message(job->err, "", msg);
             break;
+        case JERR_NO_BACKING_STORE: /* over max_memory_to_use (coefficients_reserve()) */
+            job->code = TEX_ERR_TOO_LARGE;
+            snprintf(job->err, TEX_ERR_LEN,
+                     "JPEG needs more memory to decode than the %ld bytes it was granted",
+                     cinfo->mem->max_memory_to_use);
+            break;
         case JERR_BAD_PRECISION:   /* 12- or 16-bit samples */
         case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
         case JERR_CONVERSION_NOTIMPL:
@@ -115,6 +123,48 @@ on_error_exit(j_common_ptr cinfo)
         }
     }
     longjmp(job->jmp, 1);
+}
+
+/* libjpeg's other allocations for one decode, which count against
+ * max_memory_to_use beside the coefficients: a few rows of MCUs at each
+ * stage (upsampling, colour conversion) and tables; between 1 and 4 MiB
+ * at the widest JPEG there is (65500 RGB, tex_budget.jpeg_wide), so a
+ * margin, not an estimate. */
+#define JPEG_WORKING_BYTES ((long)16 << 20)
+
+/* A file of several scans (progressive, or components in scans of their
+ * own) is decoded from a coefficient array of the whole image, which
+ * jpeg_start_decompress() allocates: charged to the budget first, and
+ * libjpeg told to stay within it (max_memory_to_use: past it libjpeg
+ * would want a backing store, which this build refuses), should our sum
+ * ever fall short of libjpeg's own. */
+static tex_result
+coefficients_reserve(jpeg_job *job)
+{
+    struct jpeg_decompress_struct *cinfo = &job->cinfo;
+    uint64_t                       bytes = 0;
+    if (!job->budget)
+        return TEX_OK;
+    if (cinfo->progressive_mode || cinfo->comps_in_scan < cinfo->num_components) {
+        for (int c = 0; c < cinfo->num_components; c++) {
+            const jpeg_component_info *comp = &cinfo->comp_info[c];
+            /* jdcoefct.c rounds each array up to whole MCUs. */
+            uint64_t w = (comp->width_in_blocks + comp->h_samp_factor - 1) / comp->h_samp_factor *
+                         comp->h_samp_factor;
+            uint64_t h = (comp->height_in_blocks + comp->v_samp_factor - 1) / comp->v_samp_factor *
+                         comp->v_samp_factor;
+            bytes += w * h * DCTSIZE2 * sizeof(JCOEF);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "%s JPEG %ux%u",
+                 cinfo->progressive_mode ? "progressive" : "multi-scan", cinfo->image_width,
+                 cinfo->image_height);
+        tex_result r = job->budget->reserve(job->budget->ctx, bytes, what, job->err);
+        if (r != TEX_OK)
+            return r;
+    }
+    cinfo->mem->max_memory_to_use = (long)bytes + JPEG_WORKING_BYTES;
+    return TEX_OK;
 }
 
 /* Everything libjpeg does for a read. On failure job->code says why; the
@@ -157,7 +207,9 @@ jpeg_decode(jpeg_job *job)
         return;
     }
     job->code = tex_check_size(cinfo->image_width, cinfo->image_height, job->err);
-    if (job->code != TEX_OK) /* before libjpeg allocates for the whole image */
+    if (job->code == TEX_OK) /* before libjpeg allocates for the whole image */
+        job->code = coefficients_reserve(job);
+    if (job->code != TEX_OK)
         return;
 
     jpeg_start_decompress(cinfo);
@@ -198,7 +250,8 @@ jpeg_decode(jpeg_job *job)
 /* tex_jpeg_read() with rows NULL, tex_jpeg_read_rows() with a consumer and
  * out NULL. */
 static tex_result
-jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, char err[TEX_ERR_LEN])
+jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_budget *budget,
+          tex_image *out, char err[TEX_ERR_LEN])
 {
     FILE      *f;
     tex_result r = tex__io_read_open(path, out, err, &f);
@@ -211,6 +264,7 @@ jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, ch
     job->err = err;
     job->rows = rows;
     job->rows_ctx = rows_ctx;
+    job->budget = budget;
     jpeg_decode(job);
     if (job->code == TEX_OK && ferror(f)) { /* the stdio source takes a read error for EOF */
         job->code = TEX_ERR_OPEN;
@@ -228,11 +282,18 @@ jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, ch
 tex_result
 tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    return jpeg_read(path, NULL, NULL, out, err);
+    return jpeg_read(path, NULL, NULL, NULL, out, err);
 }
 
 tex_result
 tex_jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
 {
-    return jpeg_read(path, fn, ctx, NULL, err);
+    return jpeg_read(path, fn, ctx, NULL, NULL, err);
+}
+
+tex_result
+tex__jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+                    char err[TEX_ERR_LEN])
+{
+    return jpeg_read(path, fn, ctx, budget, NULL, err);
 }

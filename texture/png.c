@@ -47,6 +47,8 @@ typedef struct png_job {
     uint64_t chunk_data; /* the file offset of its data */
     uint32_t chunk_len;
     png_byte chunk_type[4];
+    /* What a read by rows may hold beyond its rows; NULL: no limit. */
+    const tex__decode_budget *budget;
 } png_job;
 
 /* A chunk type as text; bytes that are not letters become '?'. */
@@ -263,6 +265,19 @@ host_little_endian(void)
     return b == 1;
 }
 
+/* A read by rows of an interlaced file holds the whole image: charged to
+ * the budget before it is allocated. */
+static tex_result
+whole_image_reserve(png_job *job, uint32_t width, uint32_t height, int channels, tex_type type)
+{
+    if (!job->budget)
+        return TEX_OK;
+    char what[64];
+    snprintf(what, sizeof what, "interlaced PNG %" PRIu32 "x%" PRIu32, width, height);
+    uint64_t bytes = (uint64_t)width * height * (uint64_t)channels * tex_type_size(type);
+    return job->budget->reserve(job->budget->ctx, bytes, what, job->err);
+}
+
 /* Everything libpng does for a read, after the signature. On failure
  * job->code says why; the caller frees what job holds. */
 static void
@@ -304,8 +319,11 @@ png_decode(png_job *job)
     int      channels = png_get_channels(png, info);
     tex_type type = png_get_bit_depth(png, info) == 16 ? TEX_TYPE_U16 : TEX_TYPE_U8;
     bool     row_at_a_time = job->rows && passes == 1;
-    job->code = tex_image_alloc(&job->img, width, row_at_a_time ? 1 : height, (uint32_t)channels,
-                                type, job->err);
+    if (job->rows && !row_at_a_time)
+        job->code = whole_image_reserve(job, width, height, channels, type);
+    if (job->code == TEX_OK)
+        job->code = tex_image_alloc(&job->img, width, row_at_a_time ? 1 : height,
+                                    (uint32_t)channels, type, job->err);
     if (job->code != TEX_OK)
         return;
     job->img.srgb = true;
@@ -340,7 +358,8 @@ png_decode(png_job *job)
 /* tex_png_read() with rows NULL, tex_png_read_rows() with a consumer and
  * out NULL. */
 static tex_result
-png_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, char err[TEX_ERR_LEN])
+png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_budget *budget,
+         tex_image *out, char err[TEX_ERR_LEN])
 {
     FILE      *f;
     tex_result r = tex__io_read_open(path, out, err, &f);
@@ -359,6 +378,7 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, cha
     job->err = err;
     job->rows = rows;
     job->rows_ctx = rows_ctx;
+    job->budget = budget;
     job->pos = 8; /* the signature */
     struct stat st;
     job->file_size =
@@ -379,13 +399,20 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, tex_image *out, cha
 tex_result
 tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    return png_read(path, NULL, NULL, out, err);
+    return png_read(path, NULL, NULL, NULL, out, err);
 }
 
 tex_result
 tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
 {
-    return png_read(path, fn, ctx, NULL, err);
+    return png_read(path, fn, ctx, NULL, NULL, err);
+}
+
+tex_result
+tex__png_read_rows(const char *path, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+                   char err[TEX_ERR_LEN])
+{
+    return png_read(path, fn, ctx, budget, NULL, err);
 }
 
 /* ---- writing ---- */

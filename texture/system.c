@@ -36,6 +36,7 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     pthread_mutex_init(&ts->handles_lock, NULL);
     pthread_mutex_init(&ts->decode_lock, NULL);
     pthread_cond_init(&ts->decode_free, NULL);
+    pthread_cond_init(&ts->budget_free, NULL);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     ts->max_decoding = cpus > 0 ? (unsigned)cpus : 1;
     tex_result r = tex__files_init(ts);
@@ -66,6 +67,7 @@ tex_system_destroy(tex_system *ts)
     pthread_mutex_destroy(&ts->threads_lock);
     pthread_mutex_destroy(&ts->decode_lock);
     pthread_cond_destroy(&ts->decode_free);
+    pthread_cond_destroy(&ts->budget_free);
     free(ts);
 }
 

@@ -154,9 +154,11 @@ typedef tex_result (*tex_rows_fn)(void *ctx, const tex_image *shape, uint32_t y,
 
 /* tex_image_read() by rows: a PNG that is not interlaced and a baseline
  * JPEG are never whole in memory (a row is); an interlaced PNG (Adam7's
- * passes fill rows all over the image), a progressive JPEG (libjpeg keeps
- * the whole image's coefficients) and an EXR are read whole first; a TIFF
- * is read a row of tiles or a strip at a time (tex_tiff_read_rows()). */
+ * passes fill rows all over the image), a progressive or multi-scan JPEG
+ * (libjpeg keeps the whole image's coefficients) and an EXR are read
+ * whole first (the texture system charges that to its memory budget,
+ * tex_config.max_memory_mb, first); a TIFF is read a row of tiles or a
+ * strip at a time (tex_tiff_read_rows()). */
 tex_result tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN]);
 
 /* An image in memory handed to fn by rows, as tex_image_read_rows() would

@@ -33,6 +33,29 @@ void *tex__io_read_state(size_t size, FILE *f, char err[TEX_ERR_LEN]);
  * tex__io_read_open() left it. Returns code. */
 tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out);
 
+/* What a read by rows may hold beyond its rows, charged before it is
+ * allocated: an interlaced PNG's whole image (Adam7's passes fill rows all
+ * over it), a multi-scan JPEG's coefficients (libjpeg keeps every block of
+ * a progressive file until its last scan). `reserve` is called at most
+ * once per read, with the bytes and what needs them ("interlaced PNG
+ * 16384x16384"); TEX_OK grants them until the read returns (the caller of
+ * the read gives them back then), anything else fails the read with that
+ * result and err as `reserve` wrote it. Such a file is refused, not read
+ * smaller: libjpeg's scale_denom shrinks the output, not the coefficients,
+ * and Adam7's first pass alone would be every eighth texel of every eighth
+ * row, aliased, and a picture that changed with the budget. */
+typedef struct tex__decode_budget {
+    tex_result (*reserve)(void *ctx, uint64_t bytes, const char *what, char err[TEX_ERR_LEN]);
+    void *ctx;
+} tex__decode_budget;
+
+/* tex_png_read_rows() and tex_jpeg_read_rows() under a budget (NULL: no
+ * limit but the image size limits). */
+tex_result tex__png_read_rows(const char *path, tex_rows_fn fn, void *ctx,
+                              const tex__decode_budget *budget, char err[TEX_ERR_LEN]);
+tex_result tex__jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx,
+                               const tex__decode_budget *budget, char err[TEX_ERR_LEN]);
+
 /* Writes prefix + msg into err as one line: a library's message (libpng's,
  * libjpeg's) made to read like ours. msg's first letter is lower-cased
  * unless it starts a capitalised word such as "IDAT" or "JPEG"; line breaks

@@ -28,8 +28,21 @@ typedef struct tex_thread tex_thread; /* opaque; one per worker, never shared */
  * while `allow` is set, is reported as: the same words for both. */
 #define TEX_NOT_ALLOWED "not found, or outside the allowed folders"
 
-typedef struct tex_config {     /* zero-initialised means defaults */
-    size_t      max_memory_mb;  /* tile cache cap; 0: 1024 */
+typedef struct tex_config { /* zero-initialised means defaults */
+    /* The texture memory budget in MiB; 0: 1024. The tile cache and what
+     * decodes hold beyond their rows share it: an interlaced PNG's whole
+     * image, a progressive (or multi-scan) JPEG's coefficients, an EXR
+     * that is not MIP-mapped, read whole. A decode waits until the others
+     * leave it room, and tiles are evicted to make it; a file that needs
+     * more than all of it is refused ("interlaced PNG 16384x16384 needs
+     * 2048 MiB to decode, over the texture memory budget of 1024 MiB
+     * (--max-memory-mb)"), reported once and drawn with the fill colour,
+     * as an unreadable one is, whatever else is opening at the time. Such
+     * files are not read smaller instead: a progressive JPEG's
+     * coefficients do not shrink with libjpeg's scaling, and a texture's
+     * size must not change with the budget. Rows, a few rows of tiles per
+     * level and per decode, are outside it. */
+    size_t      max_memory_mb;
     unsigned    max_open_files; /* tiled files kept open at once; 0: 256 */
     ustr_table *strings;        /* where UDIM-resolved names are interned; NULL: the global table */
     /* Called once per file that cannot be used, with the file's name and the

@@ -152,14 +152,19 @@ struct tex_system {
     _Atomic uint64_t spill_size;
 
     /* Images being decoded and spilled (a PNG, a JPEG, a scanline EXR):
-     * each holds memory outside the tile cache's cap (a few rows of
-     * tiles per level; the whole image for an interlaced PNG, a
-     * progressive JPEG or a scanline EXR), so at most max_decoding at
-     * once, the machine's CPUs, not one per worker: peak memory does not
-     * grow with -t. */
-    pthread_mutex_t decode_lock; /* guards decoding; taken under a file's lock, alone */
+     * each holds a few rows of tiles per level outside the tile cache's
+     * cap, so at most max_decoding at once, the machine's CPUs, not one
+     * per worker: peak memory does not grow with -t. */
+    pthread_mutex_t decode_lock; /* guards decoding, decode_reserved; under a file lock, alone */
     pthread_cond_t  decode_free;
     unsigned        decoding, max_decoding;
+    /* What those decodes hold beyond their rows (an interlaced PNG's
+     * image, a multi-scan JPEG's coefficients, an EXR read whole):
+     * charged against max_memory with the tiles, which the evictor keeps
+     * under max_memory - decode_reserved (tex__decode_reserve()). Written
+     * under decode_lock; budget_free is signalled when it falls. */
+    _Atomic size_t decode_reserved;
+    pthread_cond_t budget_free;
 
     /* Files named by tex_files_declare(), which a thread whose file is
      * being opened by another opens instead of sleeping (files.c,
@@ -273,6 +278,19 @@ void             tex__tile_release(tex_thread *tc);
 uint64_t   tex__spill_reserve(tex_system *ts, uint64_t bytes);
 tex_result tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset,
                             char err[TEX_ERR_LEN]);
+/* Charges `bytes` that a decode will hold beyond its rows (`what` needs
+ * them: "interlaced PNG 16384x16384") against max_memory, shared with the
+ * tiles and every other decode: TEX_ERR_TOO_LARGE with err "... needs
+ * 2048 MiB to decode, over the texture memory budget of 1024 MiB
+ * (--max-memory-mb)" when they could never fit; otherwise waits until the
+ * other decodes' charges leave room (so whether a file is refused depends
+ * on it alone, not on what else is opening), then evicts tiles to make
+ * room and returns TEX_OK. Give them back with tex__decode_release() once
+ * the decode has freed them. Under a file's lock; takes decode_lock, then
+ * the cache lock, never both. */
+tex_result tex__decode_reserve(tex_system *ts, tex_thread *tc, uint64_t bytes, const char *what,
+                               char err[TEX_ERR_LEN]);
+void       tex__decode_release(tex_system *ts, uint64_t bytes);
 /* Under f->lock, after opening f->handle: counts the handle and closes the
  * least recently used other one when over the cap. */
 void tex__handle_opened(tex_system *ts, tex__file *f);

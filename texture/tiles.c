@@ -1,7 +1,8 @@
 /* The tile cache: tiles load on first touch, from the spill file (untiled
  * sources, decoded once) or from a tiled EXR or TIFF; a clock evicts cold tiles
  * when the cache is over its cap; an evicted tile is freed once no thread's
- * hazard pointer names it.
+ * hazard pointer names it. The cap is shared with decodes that hold more
+ * than rows (tex__decode_reserve()): the tiles get what they leave.
  *
  * Hazard pointers, why safe (C11 seq_cst total order): a reader stores the
  * tile in its hazard pointer, then loads the slot again and uses the tile
@@ -27,10 +28,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__    /* defined by the headers above */
+#include <malloc.h> /* malloc_trim() */
+#endif
 
 /* ---- the spill file ---- */
 
@@ -248,12 +253,27 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
     return true;
 }
 
+/* What the tiles may take: the cap less what decodes hold. */
+static size_t
+tiles_cap(tex_system *ts)
+{
+    /* Relaxed: written under decode_lock, read here under the cache lock.
+     * A decode that charges more takes the cache lock after its store and
+     * evicts to the new value itself (tex__decode_reserve()), so the
+     * lock's release and acquire order the store before every eviction
+     * that follows; one that ran before it was evicting for the old
+     * charge anyway. A stale value after a release only evicts early. */
+    size_t held = atomic_load_explicit(&ts->decode_reserved, memory_order_relaxed);
+    return held < ts->max_memory ? ts->max_memory - held : 0;
+}
+
 /* Evicts cold tiles until resident memory is under the cap; cache lock held. */
 static void
 evict_locked(tex_system *ts, tex_thread *tc)
 {
+    size_t cap = tiles_cap(ts);
     /* Relaxed: counts; the cache lock orders the ring. */
-    while (ts->hand && atomic_load_explicit(&ts->resident, memory_order_relaxed) > ts->max_memory) {
+    while (ts->hand && atomic_load_explicit(&ts->resident, memory_order_relaxed) > cap) {
         tex__tile *t = ts->hand;
         ts->hand = t->ring_next;
         /* Relaxed: the reference bit is a hint; a reader racing with us at
@@ -279,12 +299,13 @@ evict_locked(tex_system *ts, tex_thread *tc)
 }
 
 /* Frees the retired tiles no hazard pointer names; cache lock held. Scans
- * only once more tiles are retired than there are threads, so that each
- * scan's fence (a system call where it is asymmetric) pays for several
- * tiles; each thread's hazard holds at most one, so at most twice as many
- * tiles as threads stay retired, beyond the cap. */
+ * (unless `every`) only once more tiles are retired than there are
+ * threads, so that each scan's fence (a system call where it is
+ * asymmetric) pays for several tiles; each thread's hazard holds at most
+ * one, so at most twice as many tiles as threads stay retired, beyond the
+ * cap. */
 static void
-reclaim_locked(tex_system *ts)
+reclaim_locked(tex_system *ts, bool every)
 {
     if (!ts->retired)
         return;
@@ -296,7 +317,7 @@ reclaim_locked(tex_system *ts)
         nthreads++;
     /* The readers' half of the fence (see the top); if it fails, nothing
      * is proved free this time. */
-    if (nretired <= nthreads || !ustr_fence_writer()) {
+    if ((nretired <= nthreads && !every) || !ustr_fence_writer()) {
         pthread_mutex_unlock(&ts->threads_lock);
         return;
     }
@@ -374,9 +395,70 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     atomic_fetch_add_explicit(&ts->resident, bytes, memory_order_relaxed);
     tex__count(&tc->counters.tiles_loaded, 1);
     evict_locked(ts, tc);
-    reclaim_locked(ts);
+    reclaim_locked(ts, false);
     pthread_mutex_unlock(&ts->cache_lock);
     return t;
+}
+
+/* ---- decodes' memory, charged with the tiles ---- */
+
+/* Evicts tiles down to what a new charge leaves them, frees every one no
+ * reader holds, and hands the pages back: freed tiles leave holes in the
+ * heap that stay resident, and the decode's buffer (a mapping of its own)
+ * would sit beside them instead of in their place. */
+static void
+make_room(tex_system *ts, tex_thread *tc)
+{
+    pthread_mutex_lock(&ts->cache_lock);
+    /* Relaxed: a count, read under the lock that orders the ring. */
+    size_t before = atomic_load_explicit(&ts->memory, memory_order_relaxed);
+    evict_locked(ts, tc);
+    reclaim_locked(ts, true);
+    bool freed = atomic_load_explicit(&ts->memory, memory_order_relaxed) < before;
+    pthread_mutex_unlock(&ts->cache_lock);
+#ifdef __GLIBC__
+    if (freed)
+        malloc_trim(0);
+#else
+    (void)freed;
+#endif
+}
+
+tex_result
+tex__decode_reserve(tex_system *ts, tex_thread *tc, uint64_t bytes, const char *what,
+                    char err[TEX_ERR_LEN])
+{
+    if (bytes > ts->max_memory) {
+        snprintf(err, TEX_ERR_LEN,
+                 "%.100s needs %" PRIu64 " MiB to decode, over the texture memory budget of %zu "
+                 "MiB (--max-memory-mb)",
+                 what, (bytes + (1u << 20) - 1) >> 20, ts->max_memory >> 20);
+        return TEX_ERR_TOO_LARGE;
+    }
+    pthread_mutex_lock(&ts->decode_lock);
+    /* Relaxed: decode_lock orders every write of it. */
+    size_t held = atomic_load_explicit(&ts->decode_reserved, memory_order_relaxed);
+    while (held + bytes > ts->max_memory) {
+        pthread_cond_wait(&ts->budget_free, &ts->decode_lock);
+        held = atomic_load_explicit(&ts->decode_reserved, memory_order_relaxed);
+    }
+    atomic_store_explicit(&ts->decode_reserved, held + bytes, memory_order_relaxed);
+    pthread_mutex_unlock(&ts->decode_lock);
+    make_room(ts, tc);
+    return TEX_OK;
+}
+
+void
+tex__decode_release(tex_system *ts, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    pthread_mutex_lock(&ts->decode_lock);
+    /* Relaxed: as in tex__decode_reserve(). */
+    size_t held = atomic_load_explicit(&ts->decode_reserved, memory_order_relaxed);
+    atomic_store_explicit(&ts->decode_reserved, held - bytes, memory_order_relaxed);
+    pthread_cond_broadcast(&ts->budget_free); /* several may fit now */
+    pthread_mutex_unlock(&ts->decode_lock);
 }
 
 /* Loads a slot's tile and protects it with the thread's hazard pointer;

@@ -1317,6 +1317,136 @@ honest_stats)
     [ "$peak" -le $(((1 << 20) + 2 * 3 * 17000)) ] ||
         fail "--max-memory-mb 1: $peak bytes of tiles at the peak"
     ;;
+decode_budget)
+    # What a decode holds beyond its rows (an interlaced PNG's whole image,
+    # a progressive JPEG's coefficients) is charged to --max-memory-mb with
+    # the tiles, and shared by the threads (issue 31). Two 16384x16384
+    # bombs of each kind at -t 4 under 256 MiB: each refused in one line,
+    # once, drawn with the fill colour as a missing texture is, exit 0, and
+    # the peak RSS under 256 + 256 MiB. It was 4.3 GB (two 2 GiB PNG
+    # images decoding at once).
+    bytes() { # N...: each number as one byte
+        local b s=
+        for b in "$@"; do s+=$(printf '\\x%02x' "$b"); done
+        printf %b "$s"
+    }
+    be32() { bytes $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) $(($1 >> 8 & 255)) $(($1 & 255)); }
+    # A deflate stream by hand (RFC 1951): bits go into bytes from the
+    # least significant up, Huffman codes from their most significant bit.
+    acc=0 nacc=0 out=
+    bits() { # VALUE COUNT
+        local i
+        for ((i = 0; i < $2; i++)); do
+            acc=$((acc | ($1 >> i & 1) << nacc)) nacc=$((nacc + 1))
+            [ $nacc = 8 ] && { out+=$(printf '\\x%02x' $acc); acc=0 nacc=0; }
+        done
+    }
+    code() { local i; for ((i = $2 - 1; i >= 0; i--)); do bits $(($1 >> i & 1)) 1; done; }
+    flush() { printf %b "$out"; out=; }
+    copy258() { code 0xc5 8; code 0 5; } # length 258 (code 285), distance 1 (code 0)
+    # N zero bytes as one fixed-Huffman block: a literal 0, then copies of
+    # the 258 bytes before. Eight copies are 104 bits, 13 bytes: from the
+    # second eight on, every 13 bytes are the same, so they are repeated.
+    deflate_zeros() {
+        local n=$1 k=$((($1 - 1) / 2064)) r=$((($1 - 1) % 2064)) i
+        bits 1 1; bits 1 2; code 0x30 8 # the last block, fixed codes; literal 0
+        if [ $k -gt 0 ]; then
+            for ((i = 0; i < 8; i++)); do copy258; done
+            flush
+            for ((i = 0; i < 8; i++)); do copy258; done
+            printf %b "$out" >"$tmp/13"; out=
+            : >"$tmp/copies"
+            for ((k = k - 1; k > 0; k >>= 1)); do # k - 1 more, by doubling
+                [ $((k & 1)) = 1 ] && cat "$tmp/13" >>"$tmp/copies"
+                cat "$tmp/13" "$tmp/13" >"$tmp/26" && mv "$tmp/26" "$tmp/13"
+            done
+            cat "$tmp/copies"
+        fi
+        for ((i = 0; i < r; i++)); do code 0x30 8; done
+        code 0 7 # end of block
+        [ $nacc -gt 0 ] && bits 0 $((8 - nacc))
+        flush
+    }
+    chunk() { # TYPE FILE: a PNG chunk, its CRC the one gzip's trailer gives
+        local c0 c1 c2 c3
+        be32 "$(stat -c %s "$2")"
+        read -r c0 c1 c2 c3 _ < <({ printf %s "$1"; cat "$2"; } | gzip -1 -n | tail -c 8 | od -An -tu1)
+        { printf %s "$1"; cat "$2"; bytes "$c3" "$c2" "$c1" "$c0"; }
+    }
+    # An Adam7 RGBA16 PNG of W x H zeros (each side a multiple of 8): 2 GiB
+    # decoded at 16384 square, 13.5 MB on disk.
+    adam7_bomb() { # OUT W H
+        local n=0 p x0 y0 dx dy
+        for p in "0 0 8 8" "4 0 8 8" "0 4 4 8" "2 0 4 4" "0 2 2 4" "1 0 2 2" "0 1 1 2"; do
+            read -r x0 y0 dx dy <<<"$p" # each pass: rows of a filter byte and its texels
+            n=$((n + (1 + 8 * (($2 - x0 + dx - 1) / dx)) * (($3 - y0 + dy - 1) / dy)))
+        done
+        { be32 "$2"; be32 "$3"; bytes 16 6 0 0 1; } >"$tmp/ihdr"
+        { bytes 0x78 0x01; deflate_zeros $n; be32 $(((n % 65521) << 16 | 1)); } >"$tmp/idat"
+        : >"$tmp/iend"
+        { bytes 0x89 0x50 0x4e 0x47 0x0d 0x0a 0x1a 0x0a; chunk IHDR "$tmp/ihdr"
+          chunk IDAT "$tmp/idat"; chunk IEND "$tmp/iend"; } >"$1"
+    }
+    mkdir "$tmp/bomb"
+    adam7_bomb "$tmp/bomb/b0.png" 16384 16384
+    ln "$tmp/bomb/b0.png" "$tmp/bomb/b1.png"
+    # 8x8 grey, progressive, 4:4:4, its SOF2 then made to say 16384x16384:
+    # 1.5 GiB of coefficients for libjpeg, from 517 bytes.
+    base64 -d >"$tmp/bomb/b0.jpg" <<'JPEG'
+/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkz
+ODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2Nj
+Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wgARCEAAQAADAREA
+AhEBAxEB/8QAFAABAAAAAAAAAAAAAAAAAAAAAP/EABQBAQAAAAAAAAAAAAAAAAAAAAD/2gAMAwEA
+AhADEAAAAR//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAEFAn//xAAUEQEAAAAAAAAAAAAA
+AAAAAAAA/9oACAEDAQE/AX//xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oACAECAQE/AX//xAAUEAEA
+AAAAAAAAAAAAAAAAAAAA/9oACAEBAAY/An//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAE/
+IX//2gAMAwEAAgADAAAAEB//xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oACAEDAQE/EH//xAAUEQEA
+AAAAAAAAAAAAAAAAAAAA/9oACAECAQE/EH//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAE/
+EH//2Q==
+JPEG
+    ln "$tmp/bomb/b0.jpg" "$tmp/bomb/b1.jpg"
+    bombs=(b0.png b1.png b0.jpg b1.jpg)
+    quads() { # MTL NAMES...: an OBJ of a quad per texture, in a row
+        local mtl=$1 i=0 f
+        shift
+        for f in "$@"; do printf 'newmtl m%d\nKd 1 1 1\nmap_Kd %s\n' $i "$f"; i=$((i + 1)); done >"$tmp/$mtl.mtl"
+        echo "mtllib $mtl.mtl"
+        for ((i = 0; i < $#; i++)); do printf 'v %s\n' "$i 0 0" "$((i + 1)) 0 0" "$((i + 1)) 1 0" "$i 1 0"; done
+        printf 'vt %s\n' "0 0" "1 0" "1 1" "0 1"
+        for ((i = 0; i < $#; i++)); do
+            printf 'usemtl m%d\nf %d/1 %d/2 %d/3\nf %d/1 %d/3 %d/4\n' $i $((4 * i + 1)) $((4 * i + 2)) \
+                $((4 * i + 3)) $((4 * i + 1)) $((4 * i + 3)) $((4 * i + 4))
+        done
+    }
+    quads bombs "${bombs[@]/#/bomb/}" >"$tmp/bombs.obj"
+    quads missing "${bombs[@]/#/bomb/no-}" >"$tmp/missing.obj"
+    # shellcheck disable=SC2054 # commas inside arguments
+    view=(-t 4 -r 64 16 --camera-pos 2,0.5,6 --look-at 2,0.5,0 --max-memory-mb 256)
+    "$render" --quiet "${view[@]}" -o "$tmp/missing.png" "$tmp/missing.obj" 2>/dev/null ||
+        fail "missing textures: exit $?"
+    # 3 GiB of address space (not under a sanitizer, which reserves
+    # terabytes): a build that lets the bombs through fails here, not the
+    # machine.
+    limit=$([ -n "$testdata" ] && echo unlimited || echo $((3 << 20)))
+    for open in upfront lazy; do
+        err=$( (ulimit -v "$limit" && exec "$render" "${view[@]}" --open-textures $open \
+            --stats-json "$tmp/b.json" -o "$tmp/b.png" "$tmp/bombs.obj") 2>&1 >/dev/null) ||
+            fail "$open: exit $?: $err"
+        rss=$(($(json peak_rss "$tmp/b.json") >> 20))
+        echo "$open: peak RSS $rss MiB"
+        # RT_SANITIZE: the sanitizer's allocator's memory is not ours.
+        [ -n "$testdata" ] || [ "$rss" -lt $((256 + 256)) ] ||
+            fail "$open: peak RSS $rss MiB under --max-memory-mb 256: $err"
+        for b in "${bombs[@]}"; do
+            [ "${b#*.}" = png ] && want="interlaced PNG 16384x16384 needs 2048 MiB" ||
+                want="progressive JPEG 16384x16384 needs 1536 MiB"
+            want="bomb/$b: $want to decode, over the texture memory budget of 256 MiB (--max-memory-mb)"
+            [ "$(grep -c -F "$want" <<<"$err")" = 1 ] || fail "$open: not once '$want': $err"
+        done
+        "$imgdiff" --tolerance 0 "$tmp/missing.png" "$tmp/b.png" >/dev/null ||
+            fail "$open: the bombs are not drawn as missing textures are"
+    done
+    ;;
 *)
     fail "no case $case_"
     ;;
