@@ -58,55 +58,23 @@ output_writable(const char *path, char err[RT_ERR_LEN])
     return e == 0;
 }
 
-/* Textures embedded in the scene (.glb) become files in a private folder,
- * and their synthetic names aliases of those files, so they go through the
- * texture system and ustring like any other. Returns the folder to remove,
- * or NULL; on a failure, one warning, and the textures draw as missing. */
-static char *
-embedded_extract(const rt_scene *s, tex_system *ts, ustr_table *strings)
-{
-    if (!s->nembedded)
-        return NULL;
-    const char *tmp = getenv("TMPDIR");
-    char       *dir = malloc(4096);
-    if (!dir)
-        return NULL;
-    snprintf(dir, 4096, "%s/rt-embedded-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "render: warning: cannot write embedded textures: %s\n", strerror(errno));
-        free(dir);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < s->nembedded; i++) {
-        /* No extension needed: the texture system reads a file's format
-         * from its first bytes. */
-        const char *name = s->embedded[i].name;
-        char        path[4200];
-        snprintf(path, sizeof path, "%s/embedded%u", dir, i);
-        FILE *f = fopen(path, "wb");
-        bool  ok =
-            f && fwrite(s->embedded[i].data, 1, s->embedded[i].size, f) == s->embedded[i].size;
-        if (f && fclose(f) != 0)
-            ok = false;
-        ustr u = ok ? ustr_table_intern_cstr(strings, name) : NULL;
-        if (!u || tex_file_alias(ts, u, path) != TEX_OK)
-            fprintf(stderr, "render: warning: %s: cannot extract the embedded texture\n", name);
-    }
-    return dir;
-}
-
+/* Textures embedded in the scene (.glb) are read from the scene's own
+ * bytes under their synthetic names, through the texture system and
+ * ustring like any other, and never written to a file of their own: one
+ * left in $TMPDIR would outlive a killed render. On a failure, one warning,
+ * and the texture draws as missing. */
 static void
-embedded_remove(char *dir, uint32_t n)
+embedded_alias(const rt_scene *s, tex_system *ts, ustr_table *strings)
 {
-    if (!dir)
-        return;
-    for (uint32_t i = 0; i < n; i++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/embedded%u", dir, i);
-        unlink(path);
+    for (uint32_t i = 0; i < s->nembedded; i++) {
+        const struct rt_embedded *e = &s->embedded[i];
+        ustr                      u = ustr_table_intern_cstr(strings, e->name);
+        if (!u || tex_file_alias_bytes(ts, u, e->data, e->size) != TEX_OK) {
+            char shown[512];
+            tex_name_printable(shown, sizeof shown, e->name);
+            fprintf(stderr, "render: warning: %s: cannot read the embedded texture\n", shown);
+        }
     }
-    rmdir(dir);
-    free(dir);
 }
 
 /* ---- interruption ---- */
@@ -156,47 +124,104 @@ signals_catch(void)
     sigaction(SIGALRM, &alarm_sa, NULL);
 }
 
-/* --resume: the partial EXR beside the output (rt_partial_path()), or at
- * the output path itself (where earlier builds wrote it), if it is
- * one of a render with these options, as pixels and a map of the tiles it
- * has. */
+/* --resume: where the partial image is: beside the output
+ * (rt_partial_path()), or at the output path itself, where earlier builds
+ * wrote it. Neither there: the one beside, for the message. */
+static void
+resume_path(const rt_options *o, char *buf, size_t size)
+{
+    rt_partial_path(o->output, buf, size);
+    if (access(buf, F_OK) != 0 && access(o->output, F_OK) == 0)
+        snprintf(buf, size, "%s", o->output);
+}
+
+/* Whether the image in f, at `file`, is not one of this render's (its
+ * size, or its line of image options, differs); if so, err says exactly
+ * which values differ, theirs and this render's. */
+static bool
+resume_differs(const rt_options *o, tex_exr *f, const tex_exr_info *info, const char *file,
+               char err[RT_ERR_LEN])
+{
+    char        theirs[RT_IMAGE_OPTIONS_LEN + 32], mine[RT_IMAGE_OPTIONS_LEN + 32];
+    const char *v;
+    if (!tex_exr_attr_string(f, "rt:image_options", &v)) {
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: records no image options", file);
+        return true;
+    }
+    /* The size leads both lines, so that it is compared as one option. */
+    int n = snprintf(mine, sizeof mine, "size %ux%u; ", o->width, o->height);
+    rt_image_options_format(o, mine + n, sizeof mine - (size_t)n);
+    if (info->width == o->width && info->height == o->height && strcmp(v, mine + n) == 0)
+        return false;
+    snprintf(theirs, sizeof theirs, "size %ux%u; %s", info->width, info->height, v);
+    n = snprintf(err, RT_ERR_LEN, "--resume: %.100s: rendered with other options: ", file);
+    if (!rt_image_options_diff(theirs, mine, err + n, RT_ERR_LEN - (size_t)n))
+        /* the same items, but not in this render's order or form */
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: rendered with options recorded otherwise: %s",
+                 file, v);
+    return true;
+}
+
+/* Whether the EXR open as f, at `file`, is a partial image of this
+ * render, its map of tiles then in done[rt_options_tiles(o)]; else err
+ * says why. */
+static bool
+resume_check(const rt_options *o, tex_exr *f, const tex_exr_info *info, const char *file,
+             uint8_t *done, char err[RT_ERR_LEN])
+{
+    const char *v;
+    if (!tex_exr_attr_string(f, "rt:partial", &v) || strcmp(v, "1") != 0) {
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: not a partial render", file);
+        return false;
+    }
+    if (resume_differs(o, f, info, file, err))
+        return false;
+    if (!tex_exr_attr_string(f, "rt:missing_tiles", &v) ||
+        !rt_tiles_missing_parse(v, done, rt_options_tiles(o))) {
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: its list of missing tiles is damaged", file);
+        return false;
+    }
+    return true;
+}
+
+/* The pixels of the EXR open as f, at `file`, as float RGBA in *rgba;
+ * else err says why. */
+static bool
+resume_pixels(tex_exr *f, const char *file, tex_image *rgba, char err[RT_ERR_LEN])
+{
+    tex_image pix = {0};
+    char      terr[TEX_ERR_LEN];
+    bool      ok = tex_exr_read_image(f, 0, &pix, terr) == TEX_OK &&
+              tex_image_convert(&pix, TEX_TYPE_FLOAT, false, rgba, terr) == TEX_OK;
+    if (ok && rgba->nchannels != 4)
+        ok = false, snprintf(terr, sizeof terr, "not RGBA");
+    if (!ok)
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: %.130s", file, terr);
+    tex_image_free(&pix);
+    return ok;
+}
+
+/* --resume: the partial image (resume_path()), if it is one of a render
+ * with these options, as pixels and a map of the tiles it has. False with
+ * err ("--resume: FILE: why", naming the file read) otherwise. */
 static bool
 resume_load(const rt_options *o, rt_image *img, char err[RT_ERR_LEN])
 {
-    char        partial[RT_MAX_OUTPUT_PATH + 16];
-    const char *out = partial;
-    rt_partial_path(o->output, partial, sizeof partial);
-    if (access(partial, F_OK) != 0)
-        out = o->output;
+    char         file[RT_MAX_OUTPUT_PATH + 16], terr[TEX_ERR_LEN];
     tex_exr     *f = NULL;
     tex_exr_info info;
-    tex_image    pix = {0}, rgba = {0};
-    char         terr[TEX_ERR_LEN], mine[RT_IMAGE_OPTIONS_LEN];
-    const char  *v;
+    tex_image    rgba = {0};
     bool         ok = false;
-    uint32_t     ntiles = rt_options_tiles(o);
-    if (tex_exr_open(out, &f, &info, terr) != TEX_OK) {
-        snprintf(err, RT_ERR_LEN, "--resume: %.200s", terr);
+    resume_path(o, file, sizeof file);
+    if (tex_exr_open(file, &f, &info, terr) != TEX_OK) {
+        snprintf(err, RT_ERR_LEN, "--resume: %.100s: %.130s", file, terr);
         return false;
     }
-    rt_image_options_format(o, mine, sizeof mine);
-    if (!tex_exr_attr_string(f, "rt:partial", &v) || strcmp(v, "1") != 0)
-        snprintf(err, RT_ERR_LEN, "--resume: not a partial render");
-    else if (info.width != o->width || info.height != o->height ||
-             !tex_exr_attr_string(f, "rt:image_options", &v) || strcmp(v, mine) != 0)
-        snprintf(err, RT_ERR_LEN, "--resume: rendered with other options (its: %.160s)",
-                 tex_exr_attr_string(f, "rt:image_options", &v) ? v : "none recorded");
-    else if (!(img->done = malloc(ntiles)) || !tex_exr_attr_string(f, "rt:missing_tiles", &v) ||
-             !rt_tiles_missing_parse(v, img->done, ntiles))
-        snprintf(err, RT_ERR_LEN, "--resume: its list of missing tiles is damaged");
-    else if (tex_exr_read_image(f, 0, &pix, terr) != TEX_OK ||
-             tex_image_convert(&pix, TEX_TYPE_FLOAT, false, &rgba, terr) != TEX_OK ||
-             rgba.nchannels != 4)
-        snprintf(err, RT_ERR_LEN, "--resume: %.200s", rgba.pixels ? "not RGBA" : terr);
+    if (!(img->done = malloc(rt_options_tiles(o))))
+        snprintf(err, RT_ERR_LEN, "out of memory");
     else
-        ok = true;
+        ok = resume_check(o, f, &info, file, img->done, err) && resume_pixels(f, file, &rgba, err);
     tex_exr_close(f);
-    tex_image_free(&pix);
     if (ok) {
         img->width = o->width, img->height = o->height;
         img->rgba = rgba.pixels; /* handed over */
@@ -259,7 +284,6 @@ typedef struct run {
     rt_scene        *scene;
     rt_paths        *paths;
     tex_system      *ts;
-    char            *embedded;
     /* While textures_start() checks the --envmap: that file's problem, which
      * is the run's error, not a texture's warning. */
     ustr   envmap_checking;
@@ -346,10 +370,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
     if (!search_paths_check(o, err))
         return false;
     /* --resume: the partial image is checked before the scene's load. */
-    if (o->resume && !resume_load(o, &u->img, why)) {
-        snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->output, why);
+    if (o->resume && !resume_load(o, &u->img, err))
         return false;
-    }
     u->stats = calloc(1, sizeof *u->stats);
     if (!u->stats || ustr_table_create(&(ustr_config){.lock = o->lock}, &u->strings) != USTR_OK ||
         (o->restrict_paths && paths_make(o, &u->paths) != RT_OK)) {
@@ -382,7 +404,7 @@ run_setup(run *u, char err[RT_ERR_LEN])
     mallopt(M_TRIM_THRESHOLD, 128 << 10);
     if (u->scene->warning && !o->quiet)
         fprintf(stderr, "render: %s: %s\n", o->scene, u->scene->warning);
-    u->embedded = embedded_extract(u->scene, u->ts, u->strings);
+    embedded_alias(u->scene, u->ts, u->strings);
     return true;
 }
 
@@ -390,9 +412,7 @@ static void
 run_free(run *u)
 {
     rt_image_free(&u->img);
-    tex_system_destroy(u->ts);
-    if (u->scene)
-        embedded_remove(u->embedded, u->scene->nembedded);
+    tex_system_destroy(u->ts); /* before the scene: it reads the embedded bytes */
     rt_scene_free(u->scene);
     rt_paths_destroy(u->paths);
     ustr_table_destroy(u->strings);

@@ -91,6 +91,87 @@ rt_image_options_format(const rt_options *o, char *buf, size_t size)
         append(buf, size, "; fov %.9g", o->fov_degrees);
 }
 
+/* One item of an image-options line: "KEY VALUE", or a VALUE alone (the
+ * integrator), whose key is then empty. */
+typedef struct opt_item {
+    const char *key, *value;
+    int         key_len, value_len;
+} opt_item;
+
+/* The item at *s, moving *s past it; false at the end of the line. */
+static bool
+item_next(const char **s, opt_item *it)
+{
+    if (!**s)
+        return false;
+    const char *end = strstr(*s, "; ");
+    size_t      len = end ? (size_t)(end - *s) : strlen(*s);
+    const char *space = memchr(*s, ' ', len);
+    it->key = *s;
+    it->key_len = space ? (int)(space - *s) : 0;
+    it->value = space ? space + 1 : *s;
+    it->value_len = (int)(*s + len - it->value);
+    *s = end ? end + 2 : *s + len;
+    return true;
+}
+
+static bool
+item_key_is(const opt_item *it, const opt_item *other)
+{
+    return it->key_len == other->key_len && strncmp(it->key, other->key, it->key_len) == 0;
+}
+
+/* How many items of `line` before `at` (one of them) share its key: the
+ * n-th item of a key in one line pairs with the n-th in the other. */
+static unsigned
+item_rank(const char *line, const opt_item *at)
+{
+    opt_item it;
+    unsigned n = 0;
+    while (item_next(&line, &it) && it.key != at->key)
+        n += item_key_is(&it, at);
+    return n;
+}
+
+/* The item of `line` that pairs with `like`, the rank-th of its key. */
+static bool
+item_find(const char *line, const opt_item *like, unsigned rank, opt_item *out)
+{
+    while (item_next(&line, out))
+        if (item_key_is(out, like) && rank-- == 0)
+            return true;
+    return false;
+}
+
+/* Appends "KEY THEIRS (this render: MINE)", either side "unset" when NULL. */
+static void
+diff_append(char *buf, size_t size, const opt_item *theirs, const opt_item *mine)
+{
+    const opt_item *it = theirs ? theirs : mine;
+    append(buf, size, "%s%.*s %.*s (this render: %.*s)", *buf ? ", " : "",
+           it->key_len ? it->key_len : (int)strlen("integrator"),
+           it->key_len ? it->key : "integrator", theirs ? theirs->value_len : 5,
+           theirs ? theirs->value : "unset", mine ? mine->value_len : 5,
+           mine ? mine->value : "unset");
+}
+
+bool
+rt_image_options_diff(const char *theirs, const char *mine, char *buf, size_t size)
+{
+    const char *s = mine;
+    opt_item    m, t;
+    buf[0] = '\0';
+    while (item_next(&s, &m)) {
+        bool paired = item_find(theirs, &m, item_rank(mine, &m), &t);
+        if (!paired || t.value_len != m.value_len || strncmp(t.value, m.value, m.value_len) != 0)
+            diff_append(buf, size, paired ? &t : NULL, &m);
+    }
+    for (s = theirs; item_next(&s, &t);)
+        if (!item_find(mine, &t, item_rank(theirs, &t), &m))
+            diff_append(buf, size, &t, NULL);
+    return buf[0] != '\0';
+}
+
 char *
 rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles)
 {

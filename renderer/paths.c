@@ -51,9 +51,13 @@ rt_paths_allow_fd(const rt_paths *p, int fd)
     if (!p)
         return true;
     /* A hard link has no one folder: its other names may lie anywhere, so
-     * one made inside a folder would read a file from outside it. */
+     * one made inside a folder would read a file from outside it. A file
+     * with no name is in no folder, whatever its old name says: through
+     * /proc/self/fd a scene could otherwise read the process's own
+     * unlinked files (the tile spill file, made in $TMPDIR, holds every
+     * texture's texels, --envmap's too; an embedded image's memory file). */
     struct stat st;
-    if (fstat(fd, &st) != 0 || (S_ISREG(st.st_mode) && st.st_nlink > 1))
+    if (fstat(fd, &st) != 0 || (S_ISREG(st.st_mode) && st.st_nlink != 1))
         return false;
     char link[64], real[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);

@@ -23,7 +23,8 @@ void      rt_paths_destroy(rt_paths *p); /* NULL is a no-op */
 /* Whether the file open as `fd` may be read: true for NULL p (no
  * restriction); otherwise its path, as the kernel has it
  * (/proc/self/fd/FD), must lie in one of the folders, and a regular file
- * must have one name (a hard link's others may lie outside them). Fails
+ * must have one name (a hard link's others may lie outside them; an
+ * unlinked file, reached through /proc/self/fd, has none). Fails
  * closed: false when that path cannot be read (no /proc) or is not a
  * file's in a folder (a pipe, a socket). Safe from any thread. Whoever
  * refuses a file says TEX_NOT_ALLOWED (texture.h), as for a file that is

@@ -134,6 +134,12 @@ rt_result rt_image_write(const rt_options *o, const rt_image *img, const rt_rend
  * rest), so two renders never compare equal by being cut short alike. */
 #define RT_IMAGE_OPTIONS_LEN 9216
 void rt_image_options_format(const rt_options *o, char *buf, size_t size);
+/* What differs between two such lines, `theirs` (a partial image's) and
+ * `mine` (this render's), item by item, an item keyed by its first word:
+ * "spp 64 (this render: 16), camera 1,2,3 (this render: unset)", into buf
+ * (cut to size). Items the lines share are never listed. False when none
+ * differs (the lines may still differ in order or form). */
+bool rt_image_options_diff(const char *theirs, const char *mine, char *buf, size_t size);
 
 /* A map of rendered tiles (rt_image.done) as the EXR of a partial render
  * records it: the tiles missing, as ascending "a-b" or "a" items joined by

@@ -1,5 +1,6 @@
 /* Files: the table keyed by ustr pointer, the per-thread microcache in front
  * of it, and opening a file on its first lookup. */
+#define _GNU_SOURCE /* memfd_create */
 #include "tex_io_internal.h"
 #include "texture_internal.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- the table ---- */
@@ -101,14 +103,14 @@ array_put(tex__file_array *a, tex__file *f)
     atomic_store_explicit(&a->slots[i], f, memory_order_release);
 }
 
-/* The path an alias gives `name`, or the name itself; files_lock held. */
-static const char *
-path_of(const tex_system *ts, ustr name)
+/* The alias of `name`, or NULL; files_lock held. */
+static const tex__alias *
+alias_of(const tex_system *ts, ustr name)
 {
     for (const tex__alias *a = ts->aliases; a; a = a->next)
         if (a->name == name)
-            return a->path;
-    return name;
+            return a;
+    return NULL;
 }
 
 static tex__file *
@@ -118,7 +120,8 @@ file_new(const tex_system *ts, ustr name, bool raw)
     if (!f)
         return NULL;
     f->name = name;
-    f->path = path_of(ts, name);
+    f->alias = alias_of(ts, name);
+    f->path = f->alias && f->alias->path ? f->alias->path : name;
     f->raw = raw;
     pthread_mutex_init(&f->lock, NULL);
     const char *udim = strstr(name, "<UDIM>");
@@ -193,30 +196,44 @@ tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw)
     return f;
 }
 
+/* Adds the alias `al` (its path the caller's to free on failure). */
+static tex_result
+alias_add(tex_system *ts, const tex__alias *al)
+{
+    pthread_mutex_lock(&ts->files_lock);
+    /* Relaxed: files_lock orders every writer. */
+    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_relaxed);
+    tex__alias      *copy = NULL;
+    tex_result       r = TEX_ERR_INVALID; /* too late: the name was looked up already */
+    if (!array_find(a, al->name, false) && !array_find(a, al->name, true))
+        r = (copy = malloc(sizeof *copy)) ? TEX_OK : TEX_ERR_NOMEM;
+    if (copy) {
+        *copy = *al;
+        copy->next = ts->aliases;
+        ts->aliases = copy;
+    }
+    pthread_mutex_unlock(&ts->files_lock);
+    return r;
+}
+
 tex_result
 tex_file_alias(tex_system *ts, ustr name, const char *path)
 {
     if (!name || !path)
         return TEX_ERR_INVALID;
-    pthread_mutex_lock(&ts->files_lock);
-    /* Relaxed: files_lock orders every writer. */
-    tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_relaxed);
-    tex_result       r = TEX_OK;
-    if (array_find(a, name, false) || array_find(a, name, true)) {
-        r = TEX_ERR_INVALID; /* too late: the name was looked up already */
-    } else {
-        tex__alias *al = malloc(sizeof *al);
-        char       *copy = strdup(path);
-        if (!al || !copy) {
-            free(al), free(copy);
-            r = TEX_ERR_NOMEM;
-        } else {
-            *al = (tex__alias){name, copy, ts->aliases};
-            ts->aliases = al;
-        }
-    }
-    pthread_mutex_unlock(&ts->files_lock);
+    tex__alias al = {.name = name, .path = strdup(path)};
+    tex_result r = al.path ? alias_add(ts, &al) : TEX_ERR_NOMEM;
+    if (r != TEX_OK)
+        free(al.path);
     return r;
+}
+
+tex_result
+tex_file_alias_bytes(tex_system *ts, ustr name, const void *data, size_t size)
+{
+    if (!name || (!data && size))
+        return TEX_ERR_INVALID;
+    return alias_add(ts, &(tex__alias){.name = name, .data = data, .size = size});
 }
 
 /* ---- UDIM ---- */
@@ -416,14 +433,46 @@ spill_end(spill_job *j, tex_result r)
     return r;
 }
 
+/* An alias's bytes as a file, for one open: a memory file with no name
+ * anywhere (memfd), so that nothing is left behind however the process
+ * ends (a folder of extracted files outlived every SIGKILL), and no
+ * descriptor is held between opens (one per embedded image would run into
+ * the open-file limit). The decoder reopens it by its /proc/self/fd name. */
+static tex_result
+bytes_open(const tex__alias *al, tex__read_from *src, char err[TEX_ERR_LEN])
+{
+    int         fd = memfd_create("rt-embedded", MFD_CLOEXEC), e = errno;
+    const char *p = al->data;
+    size_t      left = al->size;
+    while (fd >= 0 && left) {
+        ssize_t n = write(fd, p, left);
+        if (n > 0) {
+            p += n, left -= (size_t)n;
+        } else if (n == 0 || errno != EINTR) {
+            e = n == 0 ? EIO : errno;
+            close(fd), fd = -1;
+        }
+    }
+    if (fd < 0) {
+        snprintf(err, TEX_ERR_LEN, "cannot hold the image in memory: %s", strerror(e));
+        return e == ENOMEM ? TEX_ERR_NOMEM : TEX_ERR_OPEN;
+    }
+    src->fd = fd;
+    snprintf(src->proc, sizeof src->proc, "/proc/self/fd/%d", fd);
+    src->path = src->proc;
+    return TEX_OK;
+}
+
 tex_result
 tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src, char err[TEX_ERR_LEN])
 {
     src->fd = -1;
     src->path = f->path;
+    if (f->alias && !f->alias->path)
+        return bytes_open(f->alias, src, err);
     /* A name aliased to a path of the caller's own (tex_file_alias) is
      * trusted: the caller wrote that file. */
-    if (!ts->cfg.allow || f->path != f->name)
+    if (!ts->cfg.allow || f->alias)
         return TEX_OK;
     /* Missing, not a regular file, or refused: one message for all, so
      * that a scene learns nothing of what exists where it may not read. */

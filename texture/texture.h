@@ -59,8 +59,8 @@ typedef struct tex_config { /* zero-initialised means defaults */
      * set, a file that cannot be opened (missing, not a regular file) and
      * one refused are reported alike, TEX_NOT_ALLOWED, so that a scene
      * learns nothing of what exists where it may not read. Files named by
-     * tex_file_alias() are the caller's own and not checked. May run on
-     * any worker thread. */
+     * tex_file_alias() or tex_file_alias_bytes() are the caller's own and
+     * not checked. May run on any worker thread. */
     bool (*allow)(void *ctx, int fd);
     void *allow_ctx;
     /* Where tex_system_create() says why it failed, when it does (a buffer
@@ -160,6 +160,13 @@ tex_result tex_files_declare(tex_system *ts, const ustr *names, const bool *raw,
  * its own while the scene keeps its synthetic name. Call it before the
  * first lookup of `name`; after one, TEX_ERR_INVALID. */
 tex_result tex_file_alias(tex_system *ts, ustr name, const char *path);
+/* As tex_file_alias(), but lookups of `name` read the `size` bytes at
+ * `data` as the file (an image embedded in a scene file). Nothing is
+ * written where it could outlive the process: each open of it copies the
+ * bytes into an anonymous memory file, gone when its reader closes it, so
+ * no descriptor is held between opens. The bytes stay the caller's,
+ * unchanged and alive until tex_system_destroy(). */
+tex_result tex_file_alias_bytes(tex_system *ts, ustr name, const void *data, size_t size);
 
 /* What a file looks like, opening it if needed. TEX_OK or its error. */
 typedef struct tex_file_info {

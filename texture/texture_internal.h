@@ -75,6 +75,9 @@ tex_result tex__tiled_read_tile(tex__tiled *h, uint32_t level, uint32_t tx, uint
 struct tex__file {
     ustr        name;
     const char *path; /* what to open: the name, or its alias's path */
+    /* Its alias (tex_file_alias*()), the caller's own and so not checked;
+     * NULL: none. Set at creation, read-only after. */
+    const struct tex__alias *alias;
     /* Opened for data lookups (tex_opts.raw): its MIP levels average the
      * stored values, not linear light, and lookups do not decode sRGB. A
      * file used both ways has two entries. */
@@ -133,7 +136,9 @@ struct tex_system {
     pthread_mutex_t files_lock; /* guards file inserts and growth, and aliases; alone */
     struct tex__alias {
         ustr               name;
-        char              *path;
+        char              *path; /* NULL: the bytes below are the file */
+        const void        *data; /* tex_file_alias_bytes(): the caller's */
+        size_t             size;
         struct tex__alias *next;
     } * aliases;
     _Atomic(tex__file_array *) files;

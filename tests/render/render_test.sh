@@ -55,6 +55,41 @@ tri_gltf() {
                 "min": [0, 0, 0], "max": [1, 1, 0]}],
  "bufferViews": [{"buffer": 0, "byteLength": 36}], "buffers": [%s]%s}\n' "$1" "$2" "$buffer" "${4:+, $4}"
 }
+# quad_scene PNG FILE: a quad textured with PNG, twice: FILE.glb holds the
+# image in its BIN chunk (an embedded texture), FILE.gltf reads it by name
+# (a copy beside it; its buffer FILE.bin).
+quad_scene() {
+    local f='\x00\x00\x80\xbf' o='\x00\x00\x80\x3f' z='\x00\x00\x00\x00' n size
+    local tris='\x00\x00\x01\x00\x02\x00\x00\x00\x02\x00\x03\x00' # 0 1 2, 0 2 3 as uint16
+    le32() { printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+    n=$(wc -c <"$1")
+    size=$(((92 + n + 3) / 4 * 4)) # positions, UVs, indices, the image
+    quad_json() { # IMAGE BUFFER-MEMBERS
+        printf '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "TEXCOORD_0": 1}, "indices": 2, "material": 0}]}],
+ "materials": [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}],
+ "textures": [{"source": 0}], "images": [%s],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [-1, -1, 0], "max": [1, 1, 0]},
+  {"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC2"},
+  {"bufferView": 2, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+ "bufferViews": [{"buffer": 0, "byteLength": 48}, {"buffer": 0, "byteOffset": 48, "byteLength": 32},
+  {"buffer": 0, "byteOffset": 80, "byteLength": 12}, {"buffer": 0, "byteOffset": 92, "byteLength": %d}],
+ "buffers": [{"byteLength": %d%s}]}' "$1" "$n" "$size" "$2"
+    }
+    [ "$(dirname "$1")" -ef "$(dirname "$2")" ] || cp "$1" "$(dirname "$2")/"
+    { printf "$f$f$z$o$f$z$o$o$z$f$o$z$z$o$o$o$o$z$z$z$tris"; cat "$1"; head -c $((size - 92 - n)) /dev/zero; } >"$2.bin"
+    quad_json "{\"uri\": \"$(basename "$1")\"}" ", \"uri\": \"$(basename "$2").bin\"" >"$2.gltf"
+    quad_json '{"bufferView": 3, "mimeType": "image/png"}' '' >"$2.json"
+    n=$(wc -c <"$2.json")
+    printf '%*s' $(((4 - n % 4) % 4)) '' >>"$2.json" # chunks are 4-byte aligned
+    n=$(wc -c <"$2.json")
+    {
+        printf "glTF$(le32 2)$(le32 $((12 + 8 + n + 8 + size)))$(le32 "$n")JSON"
+        cat "$2.json"
+        printf "$(le32 "$size")BIN\\x00"
+        cat "$2.bin"
+    } >"$2.glb"
+}
 
 case $case_ in
 determinism)
@@ -246,6 +281,42 @@ restrict_paths)
     done
     [ "$(grep -c "outside the allowed folders" <<<"$err")" = 3 ] ||
         fail "restricted: want 3 refusals: $err"
+    # A .glb's embedded texture is the scene's own: it loads restricted,
+    # opened lazily or not, as the same image read from a file.
+    quad_scene "$tmp/scene/tex/tex00.png" "$tmp/scene/quad"
+    quad() {
+        "$render" --quiet -t 2 -r 16 16 --integrator eyelight --stats-json "$tmp/q.json" "$@" 2>&1
+    }
+    said=$(quad -o "$tmp/q_file.exr" "$tmp/scene/quad.gltf") || fail "quad.gltf: exit $?"
+    for open in upfront lazy; do
+        said=$(quad --restrict-paths --open-textures $open -o "$tmp/q.exr" "$tmp/scene/quad.glb") ||
+            fail "quad.glb, $open: exit $?"
+        [ -z "$said" ] && [ "$(json files_opened "$tmp/q.json")" = 1 ] ||
+            fail "quad.glb, $open: the embedded texture did not load: $said"
+        "$imgdiff" --tolerance 0 "$tmp/q_file.exr" "$tmp/q.exr" >/dev/null ||
+            fail "quad.glb, $open: the embedded texture renders otherwise"
+    done
+    # What no folder holds cannot be read through /proc/self/fd: not the
+    # render's own unlinked files, an embedded image's memory file or the
+    # tile spill file, even one made in the scene's folder ($TMPDIR there).
+    {
+        echo "v 0 0 0"; echo "v 1 0 0"; echo "v 0 1 0"; echo "vt 0 0"
+        for fd in $(seq 3 20); do
+            printf 'newmtl fd%s\nKd 1 1 1\nmap_Kd /proc/self/fd/%s\n' $fd $fd >>"$tmp/scene/fd.mtl"
+            echo "usemtl fd$fd"; echo "f 1/1 2/1 3/1"
+        done
+    } >"$tmp/scene/fd.obj"
+    sed -i '1i mtllib fd.mtl' "$tmp/scene/fd.obj"
+    fds() {
+        TMPDIR=$tmp/scene "$render" -t 2 -r 8 8 --integrator albedo -o "$tmp/fd.exr" "$@" \
+            "$tmp/scene/fd.obj" 2>&1 >/dev/null
+    }
+    said=$(fds) || fail "/proc/self/fd: exit $?"
+    grep -qvE ': cannot open: |^render: wrote' <<<"$said" ||
+        fail "/proc/self/fd, unrestricted: no open file of the render's was read: $said"
+    said=$(fds --restrict-paths) || fail "/proc/self/fd, restricted: exit $?"
+    [ "$(grep -c "^texture: /proc/self/fd/[0-9]*: not found, or outside the allowed folders$" <<<"$said")" = 18 ] ||
+        fail "/proc/self/fd, restricted: not every one refused: $said"
     # Refused and missing read alike: a scene cannot probe what exists
     # outside its folder. And a hard link inside the folder to a file
     # outside is refused (its other name is out there).
@@ -393,20 +464,76 @@ interrupt)
     [ ! -e "$tmp/two.partial.exr" ] ||
         "$render" "${args[@]}" -t 2 --resume -o "$tmp/two.exr" "$scene" 2>/dev/null ||
         fail "two signals: a partial image that does not resume"
-    # --resume of a complete image, or of another render's, is refused.
-    "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$scene" 2>"$tmp/e" && fail "resumed a whole image"
-    grep -q "not a partial render" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
-    # ... before the scene is loaded: a bad --resume is found first.
-    "$render" "${args[@]}" --resume -o "$tmp/ref.exr" "$tmp/nosuch.gltf" 2>"$tmp/e" &&
-        fail "resumed with no scene"
-    grep -q "not a partial render" "$tmp/e" || fail "--resume checked late: $(cat "$tmp/e")"
+    # --resume of a complete image, or of another render's, is refused, in
+    # one line naming the file it read and what is wrong with it
+    # (resume_refused PARTIAL WHY ARGS...: --resume ARGS, the output beside
+    # PARTIAL, says "PARTIAL: WHY", before the scene is loaded).
+    resume_refused() {
+        local partial=$1 why=$2
+        shift 2
+        "$render" "${args[@]}" --resume -o "${partial/.partial/}" "$@" 2>"$tmp/e" &&
+            fail "--resume $*: resumed $partial"
+        [ "$(cat "$tmp/e")" = "render: --resume: $partial: $why" ] ||
+            fail "--resume $*: '$(cat "$tmp/e")', want '$partial: $why'"
+    }
+    resume_refused "$tmp/ref.exr" "not a partial render" "$scene"
+    resume_refused "$tmp/ref.exr" "not a partial render" "$tmp/nosuch.gltf"
+    resume_refused "$tmp/none.partial.exr" "cannot open: No such file or directory" "$scene"
     interrupt_at "$first_tile" INT "${args[@]}" -o "$tmp/other.exr" "$scene"
     rc=$?
     [ $rc = 130 ] || fail "other: exit $rc"
     [ ! -e "$tmp/other.exr" ] || fail "an interrupted render wrote its output"
-    "$render" "${args[@]}" --seed 7 --resume -o "$tmp/other.exr" "$scene" 2>"$tmp/e" &&
-        fail "resumed with another --seed"
-    grep -q "rendered with other options" "$tmp/e" || fail "--resume message: $(cat "$tmp/e")"
+    # Another render's: exactly the values that differ, its and this one's.
+    other=$tmp/other.partial.exr
+    resume_refused "$other" "rendered with other options: seed 0 (this render: 7)" --seed 7 "$scene"
+    resume_refused "$other" "rendered with other options: size 32x32 (this render: 16x16)" \
+        -r 16 16 "$scene"
+    resume_refused "$other" \
+        "rendered with other options: size 32x32 (this render: 32x16), spp 16384 (this render: 8)" \
+        -r 32 16 --spp 8 "$scene"
+    resume_refused "$other" "rendered with other options: integrator path (this render: ao)" \
+        --integrator ao "$scene"
+    resume_refused "$other" "rendered with other options: fov unset (this render: 30)" --fov 30 "$scene"
+    cp "$scene" "$tmp/twin.obj"
+    resume_refused "$other" "rendered with other options: scene scene.obj (this render: twin.obj)" \
+        "$tmp/twin.obj"
+    # A partial image tampered with (its attributes renamed or changed, the
+    # file cut short) is named, and so is what is wrong with it.
+    tamper() { # SED-EXPRESSION: other.partial.exr edited into t.partial.exr
+        LC_ALL=C sed "$1" "$other" >"$tmp/t.partial.exr"
+    }
+    tamper 's/rt:partial/rt:partiaZ/'
+    resume_refused "$tmp/t.partial.exr" "not a partial render" "$scene"
+    tamper 's/rt:missing_tiles/rt:missing_tileZ/'
+    resume_refused "$tmp/t.partial.exr" "its list of missing tiles is damaged" "$scene"
+    tamper 's/rt:image_options/rt:image_optionZ/'
+    resume_refused "$tmp/t.partial.exr" "records no image options" "$scene"
+    tamper 's/spp 16384/spp 16385/'
+    resume_refused "$tmp/t.partial.exr" "rendered with other options: spp 16385 (this render: 16384)" "$scene"
+    tamper 's/spp 16384; seed 0/seed 0; spp 16384/'
+    line="scene scene.obj; path; texture full; seed 0; spp 16384; tile 8; depth 8; lights mis; envmap none"
+    resume_refused "$tmp/t.partial.exr" "rendered with options recorded otherwise: $line" "$scene"
+    printf 'garbage' >"$tmp/t.partial.exr"
+    resume_refused "$tmp/t.partial.exr" "not an OpenEXR file" "$scene"
+    # SIGKILL leaves nothing behind: a .glb's embedded texture is read from
+    # the scene's own bytes, never written to a file of its own in $TMPDIR
+    # (which a killed render could not remove).
+    mkdir "$tmp/tmpdir"
+    quad_scene "$tmp/tex/tex00.png" "$tmp/quad"
+    TMPDIR=$tmp/tmpdir interrupt_at "$first_tile" KILL "${args[@]}" -o "$tmp/quad.exr" "$tmp/quad.glb"
+    rc=$?
+    [ $rc = 137 ] || fail "SIGKILL: exit $rc ($(cat "$tmp/int.err"))"
+    [ -z "$(ls -A "$tmp/tmpdir")" ] || fail "SIGKILL left files in \$TMPDIR: $(ls -A "$tmp/tmpdir")"
+    # ... and the embedded texture renders as the same image read from a file.
+    for s in glb gltf; do
+        TMPDIR=$tmp/tmpdir "$render" --quiet -t 2 -r 32 32 --integrator eyelight \
+            --stats-json "$tmp/$s.json" -o "$tmp/quad_$s.exr" "$tmp/quad.$s" || fail "quad.$s: exit $?"
+        [ "$(json files_opened "$tmp/$s.json")/$(json file_errors "$tmp/$s.json")" = 1/0 ] ||
+            fail "quad.$s: its texture did not load: $(cat "$tmp/$s.json")"
+    done
+    "$imgdiff" --tolerance 0 "$tmp/quad_gltf.exr" "$tmp/quad_glb.exr" >/dev/null ||
+        fail "the embedded texture renders otherwise than the same file's"
+    [ -z "$(ls -A "$tmp/tmpdir")" ] || fail "a render left files in \$TMPDIR: $(ls -A "$tmp/tmpdir")"
     ;;
 tx_texture)
     # OpenImageIO's texture format: a .tx made by our maketx from the PNG
