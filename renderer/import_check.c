@@ -310,29 +310,72 @@ accessor_check(const gltf_doc *d, const cJSON *acc, int i, char err[RT_ERR_LEN])
     return RT_OK;
 }
 
-/* materials[m].extensions.KHR_materials_specular.specularFactor for each
- * m, into facts (NAN where absent or not a number >= 0). */
-static rt_result
-specular_factors(const cJSON *root, rt__gltf_facts *facts)
+/* materials[m].extensions.EXT.KEY for each m: an array of them (NAN where
+ * absent or not a number >= 0) in *out, of *n; NULL when no material has
+ * one. False when memory runs out. */
+static bool
+material_factors(const cJSON *root, const char *ext, const char *key, float **out, uint32_t *n)
 {
     const cJSON *mats = cJSON_GetObjectItemCaseSensitive(root, "materials");
-    int          n = cJSON_IsArray(mats) ? cJSON_GetArraySize(mats) : 0, m = 0;
-    float       *f = NULL;
-    for (const cJSON *mat = n ? mats->child : NULL; mat; mat = mat->next, m++) {
-        const cJSON *ext = cJSON_GetObjectItemCaseSensitive(mat, "extensions");
+    int          count = cJSON_IsArray(mats) ? cJSON_GetArraySize(mats) : 0, m = 0;
+    for (const cJSON *mat = count ? mats->child : NULL; mat; mat = mat->next, m++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(ext, "KHR_materials_specular"), "specularFactor");
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mat, "extensions"),
+                                             ext),
+            key);
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble < 1e30))
             continue;
-        if (!f && !(f = malloc((size_t)n * sizeof *f)))
-            return RT_ERR_NOMEM;
-        if (!facts->specular)
-            for (int i = 0; i < n; i++)
-                f[i] = NAN;
-        facts->specular = f, facts->nspecular = (uint32_t)n;
-        f[m] = (float)v->valuedouble;
+        if (!*out) {
+            if (!(*out = malloc((size_t)count * sizeof **out)))
+                return false;
+            for (int i = 0; i < count; i++)
+                (*out)[i] = NAN;
+            *n = (uint32_t)count;
+        }
+        (*out)[m] = (float)v->valuedouble;
     }
-    return RT_OK;
+    return true;
+}
+
+/* The strings of the top-level array `key`, whole and printable, ", "
+ * between them, into out (RT_ERR_LEN bytes; ends at the last whole name
+ * that fits). */
+static void
+name_list(const cJSON *root, const char *key, char out[RT_ERR_LEN])
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, key);
+    out[0] = '\0';
+    for (const cJSON *e = cJSON_IsArray(list) ? list->child : NULL; e; e = e->next) {
+        char   shown[RT_ERR_LEN];
+        size_t n = strlen(out);
+        if (!cJSON_IsString(e))
+            continue;
+        tex_name_printable(shown, sizeof shown, e->valuestring);
+        if (n + strlen(shown) + 3 > RT_ERR_LEN)
+            break;
+        snprintf(out + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", shown);
+    }
+}
+
+/* What the import needs of the JSON (rt__gltf_facts). */
+static rt_result
+gltf_facts_read(const cJSON *root, rt__gltf_facts *f)
+{
+    name_list(root, "extensionsRequired", f->required);
+    name_list(root, "extensionsUsed", f->used);
+    bool ok = material_factors(root, "KHR_materials_emissive_strength", "emissiveStrength",
+                               &f->strength, &f->nstrength) &&
+              material_factors(root, "KHR_materials_specular", "specularFactor", &f->specular,
+                               &f->nspecular);
+    return ok ? RT_OK : RT_ERR_NOMEM;
+}
+
+void
+rt__gltf_facts_free(rt__gltf_facts *facts)
+{
+    free(facts->strength);
+    free(facts->specular);
+    *facts = (rt__gltf_facts){.strength = NULL};
 }
 
 static rt_result
@@ -370,7 +413,7 @@ gltf_json_check(const char *json, size_t len, bool glb, uint64_t budget, rt__glt
     int          i = 0;
     for (const cJSON *a = acc ? acc->child : NULL; a && r == RT_OK; a = a->next, i++)
         r = accessor_check(&d, a, i, err);
-    if (r == RT_OK && specular_factors(root, facts) != RT_OK) {
+    if (r == RT_OK && gltf_facts_read(root, facts) != RT_OK) {
         snprintf(err, RT_ERR_LEN, "out of memory");
         r = RT_ERR_NOMEM;
     }
@@ -417,7 +460,10 @@ check_fd(int fd, uint64_t size, uint64_t budget, rt__format *format, rt__gltf_fa
 {
     unsigned char head[20];
     ssize_t       n = pread(fd, head, sizeof head, 0);
-    size_t        got = n > 0 ? (size_t)n : 0, ws = 0;
+    size_t        got = n > 0 ? (size_t)n : 0;
+    /* JSON may start with UTF-8's byte order mark, which cJSON does not
+     * skip (nor does assimp's reader, which then says why it failed). */
+    size_t bom = got >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, ws = bom;
     while (ws < got && strchr(" \t\r\n", head[ws]))
         ws++;
     if (got >= 4 && memcmp(head, "glTF", 4) == 0) {
@@ -430,7 +476,7 @@ check_fd(int fd, uint64_t size, uint64_t budget, rt__format *format, rt__gltf_fa
     }
     if (ws < got && head[ws] == '{') {
         *format = RT_FORMAT_GLTF;
-        return json_span_check(fd, 0, size, false, budget, facts, err);
+        return json_span_check(fd, bom, size - bom, false, budget, facts, err);
     }
     *format = RT_FORMAT_OBJ;
     return RT_OK;
@@ -440,6 +486,7 @@ rt_result
 rt__import_check(int fd, uint64_t budget, rt__format *format, rt__gltf_facts *facts,
                  char err[RT_ERR_LEN])
 {
+    *facts = (rt__gltf_facts){.strength = NULL};
     struct stat st;
     if (fstat(fd, &st) != 0) {
         snprintf(err, RT_ERR_LEN, "cannot read: %s", strerror(errno));

@@ -24,16 +24,32 @@
 #define RT_IMPORT_CHECK_H
 
 #include "assimp_read.h"
-#include "import_guard.h"
 #include "rt_scene.h"
 
 #include <stdint.h>
 
 #define RT_PLY_MAX_HEADER (64 << 10)
 
+/* What the check reads of a glTF's JSON for the import (all empty for
+ * other formats): the names in its top-level "extensionsRequired" and
+ * "extensionsUsed", whole, made printable by tex_name_printable(), ", "
+ * between them ("" for none; a list longer than the buffer ends at the last
+ * whole name); and what Debian's assimp 5.2 does not read: each material's
+ * KHR_materials_emissive_strength and KHR_materials_specular factors,
+ * strength[i] and specular[i] for materials[i] (NAN: none given; arrays of
+ * nstrength and nspecular, malloc()ed, NULL when no material has one).
+ * rt__gltf_facts_free() frees them. */
+typedef struct rt__gltf_facts {
+    char     required[RT_ERR_LEN], used[RT_ERR_LEN];
+    float   *strength, *specular;
+    uint32_t nstrength, nspecular;
+} rt__gltf_facts;
+
+void rt__gltf_facts_free(rt__gltf_facts *facts);
+
 /* The format of the regular file open at fd, checked as above (read with
- * pread: the offset stays): RT_OK with *format and, for a glTF, the
- * specular factors in *facts (import_guard.h; the rest is the precheck's), or RT_ERR_FORMAT with
+ * pread: the offset stays): RT_OK with *format and *facts (always set:
+ * free it with rt__gltf_facts_free()), or RT_ERR_FORMAT with
  * err (RT_ERR_OPEN where it cannot be read, RT_ERR_NOMEM where memory runs out, or a glTF declares
  * more data than `budget`, the most bytes an import of the file may allocate). */
 rt_result rt__import_check(int fd, uint64_t budget, rt__format *format, rt__gltf_facts *facts,

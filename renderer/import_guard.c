@@ -130,76 +130,13 @@ free(void *p)
 
 /* ---- JSON nesting ---- */
 
-/* One pass over a glTF's JSON: its nesting, and the names in its top-level
- * "extensionsRequired" and "extensionsUsed" arrays. Brackets inside
- * strings do not count. */
+/* One pass over a glTF's JSON, counting its nesting: brackets inside
+ * strings do not count. What else render reads of the JSON, it reads with
+ * cJSON (import_check.c), which parses no deeper than this allows. */
 typedef struct json_scan {
     unsigned depth;
     bool     in_string, escaped;
-    char    *after;   /* the list of the top-level key just read; NULL: neither */
-    char    *in_list; /* the list whose array we are in; NULL: none */
-    char     str[32]; /* the string being read, cut to fit */
-    size_t   nstr;
-    char    *required, *used; /* the arrays' strings, ", " between them (RT_ERR_LEN) */
-    /* materials[m].extensions.KHR_materials_emissive_strength.emissiveStrength:
-     * `path` counts how far down that path the scan is (1: in "materials",
-     * 2: in material m, 3: in its "extensions", 4: in the extension, 5: at
-     * the value); `key` is the depth whose last key matched the next step. */
-    unsigned        path, key;
-    long            material; /* index in "materials"; -1 before the first */
-    char            num[32];  /* the value's text */
-    size_t          nnum;
-    rt__gltf_facts *facts;
 } json_scan;
-
-/* The path's steps: the key each level down must have (NULL: any array
- * element) and the depth it sits at. */
-static const char *const es_keys[] = {"materials", NULL, "extensions",
-                                      "KHR_materials_emissive_strength", "emissiveStrength"};
-
-/* The emissive strength's value has been read: keep it for material m. */
-static void
-json_strength_end(json_scan *j)
-{
-    j->num[j->nnum < sizeof j->num ? j->nnum : sizeof j->num - 1] = '\0';
-    char  *end;
-    double v = strtod(j->num, &end);
-    j->nnum = 0;
-    j->path = 4;
-    if (end == j->num || !(v >= 0 && v < 1e30) || j->material < 0 || j->material >= 1 << 20)
-        return; /* not a strength: the import's own reading stands */
-    rt__gltf_facts *f = j->facts;
-    if ((uint32_t)j->material >= f->nstrength) {
-        uint32_t n = (uint32_t)j->material + 1;
-        float   *grown = realloc(f->strength, n * sizeof *grown);
-        if (!grown)
-            return;
-        for (uint32_t i = f->nstrength; i < n; i++)
-            grown[i] = NAN;
-        f->strength = grown, f->nstrength = n;
-    }
-    f->strength[j->material] = (float)v;
-}
-
-/* One string ended: a top-level key to remember, or a name of a list. */
-static void
-json_string_end(json_scan *j)
-{
-    j->str[j->nstr < sizeof j->str ? j->nstr : sizeof j->str - 1] = '\0';
-    /* A key at the depth of the path's next named step. */
-    if (j->path < 5 && es_keys[j->path] && j->depth == j->path + 1)
-        j->key = strcmp(j->str, es_keys[j->path]) == 0 ? j->depth : 0;
-    if (j->depth == 1) {
-        j->after = strcmp(j->str, "extensionsRequired") == 0 ? j->required
-                   : strcmp(j->str, "extensionsUsed") == 0   ? j->used
-                                                             : NULL;
-    } else if (j->in_list && j->depth == 2) {
-        char   shown[4 * sizeof j->str]; /* the file's bytes, made safe to print */
-        size_t n = strlen(j->in_list);
-        tex_name_printable(shown, sizeof shown, j->str);
-        snprintf(j->in_list + n, RT_ERR_LEN - n, "%s%s", n ? ", " : "", shown);
-    }
-}
 
 /* Whether byte c takes the JSON deeper than RT_MAX_JSON_DEPTH. */
 static bool
@@ -210,42 +147,16 @@ json_byte(json_scan *j, char c)
             j->escaped = false;
         else if (c == '\\')
             j->escaped = true;
-        else if (c == '"') {
+        else if (c == '"')
             j->in_string = false;
-            json_string_end(j);
-            return false;
-        }
-        if (j->nstr < sizeof j->str)
-            j->str[j->nstr++] = c;
         return false;
     }
-    if (j->path == 4 && j->key == 5 && c && strchr("0123456789+-.eE", c)) {
-        if (j->nnum < sizeof j->num) /* the strength's number */
-            j->num[j->nnum++] = c;
-        return false;
-    }
-    if (j->nnum > 0) { /* anything else ends the number */
-        j->key = 0;
-        json_strength_end(j);
-    }
-    if (c == '"') {
-        j->in_string = true, j->nstr = 0;
-    } else if (c == '[' || c == '{') {
-        j->in_list = j->depth == 1 && c == '[' ? j->after : NULL;
-        /* One step down the path: into "materials", into an element of it
-         * (the next material), into "extensions", into the extension. */
-        if (j->path == 1 && j->depth == 2 && c == '{')
-            j->material++, j->path = 2;
-        else if (j->path < 4 && es_keys[j->path] && j->key == j->depth && j->depth == j->path + 1)
-            j->path++, j->key = 0;
-        if (++j->depth > RT_MAX_JSON_DEPTH)
-            return true;
-    } else if ((c == ']' || c == '}') && j->depth > 0) {
-        if (--j->depth == 1)
-            j->in_list = j->after = NULL;
-        if (j->depth > 0 && j->path + 1 > j->depth) /* left a step of the path */
-            j->path = j->depth - 1, j->key = 0;
-    }
+    if (c == '"')
+        j->in_string = true;
+    else if (c == '[' || c == '{')
+        return ++j->depth > RT_MAX_JSON_DEPTH;
+    else if ((c == ']' || c == '}') && j->depth > 0)
+        j->depth--;
     return false;
 }
 
@@ -277,9 +188,8 @@ le32(const unsigned char *p)
 }
 
 rt_result
-rt__gltf_precheck(const char *path, rt__gltf_facts *facts, char err[RT_ERR_LEN])
+rt__gltf_precheck(const char *path, char err[RT_ERR_LEN])
 {
-    *facts = (rt__gltf_facts){.strength = NULL};
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return RT_OK;
@@ -293,9 +203,8 @@ rt__gltf_precheck(const char *path, rt__gltf_facts *facts, char err[RT_ERR_LEN])
         memcmp(head + 16, "JSON", 4) == 0) {
         start = sizeof head, len = le32(head + 12), gltf = true;
     }
-    json_scan j = {
-        .required = facts->required, .used = facts->used, .material = -1, .facts = facts};
-    bool deep = gltf && json_too_deep(fd, start, len, &j, &at);
+    json_scan j = {.depth = 0};
+    bool      deep = gltf && json_too_deep(fd, start, len, &j, &at);
     close(fd);
     if (!deep)
         return RT_OK;

@@ -52,32 +52,11 @@ void rt__import_budget_start(void);
 void rt__import_budget_file(int fd);
 bool rt__import_budget_stop(rt__budget_report *out);
 
-/* What rt__gltf_precheck() reads of a glTF's JSON besides its nesting:
- * the names in its top-level "extensionsRequired" and "extensionsUsed"
- * (", " between them, each cut to 31 bytes and made printable by
- * tex_name_printable(); "" for none), and each material's
- * KHR_materials_emissive_strength, which Debian's assimp 5.2 does not
- * read: strength[i] for materials[i] (NAN: none given), nstrength of them
- * (malloc()ed; free it; NULL when no material has one). */
-typedef struct rt__gltf_facts {
-    char     required[RT_ERR_LEN], used[RT_ERR_LEN];
-    float   *strength;
-    uint32_t nstrength;
-    /* Each material's KHR_materials_specular specularFactor, which Debian's
-     * assimp 5.2 does not read either (import_check.c reads it): as
-     * strength (NULL when no material has one). */
-    float   *specular;
-    uint32_t nspecular;
-} rt__gltf_facts;
-
 /* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than
  * RT_MAX_JSON_DEPTH. Only glTF is looked at (a .gltf file, or any file that
  * starts as a .glb does); anything else, and a file that cannot be read
- * (the import will say why), is RT_OK. Reads the file once, in blocks, and
- * fills *facts (the required names for a failed import to name: a file
- * that needs an extension assimp lacks fails with a message about
- * something else). */
-rt_result rt__gltf_precheck(const char *path, rt__gltf_facts *facts, char err[RT_ERR_LEN]);
+ * (the import will say why), is RT_OK. Reads the file once, in blocks. */
+rt_result rt__gltf_precheck(const char *path, char err[RT_ERR_LEN]);
 
 /* Runs fn(arg) on the import's large stack: on the calling thread, which
  * switches to that stack and back (under the sanitizers, on a thread of its

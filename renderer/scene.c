@@ -367,7 +367,7 @@ gltf_unread(const char *required, char out[RT_ERR_LEN])
 /* For a glTF: every extension the file uses that render ignores, named
  * once in a warning; one it requires that render ignores, an error naming
  * it (the file says it cannot be drawn right without it). `required` and
- * `used` as rt__gltf_precheck() gives them. */
+ * `used` as rt__import_check() gives them. */
 static rt_result
 gltf_extensions_check(rt_scene *s, const char *required, const char *used, char err[RT_ERR_LEN])
 {
@@ -426,7 +426,7 @@ typedef struct import_job {
     ustr_table           *strings;
     unsigned              flags;
     io_guard              guard; /* every file assimp opens passes here */
-    const rt__gltf_facts *facts; /* what the precheck read of a glTF */
+    const rt__gltf_facts *facts; /* what import_check.h read of a glTF */
     rt_scene             *scene; /* the result, or NULL */
     rt_result             r;
     char                  err[RT_ERR_LEN];
@@ -570,7 +570,7 @@ file_checks(const char *path, const rt_scene_load_opts *o, rt__format *format,
     } else if (st.st_size == 0) {
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         r = RT_ERR_FORMAT;
-    } else if ((r = rt__gltf_precheck(path, facts, err)) == RT_OK) {
+    } else if ((r = rt__gltf_precheck(path, err)) == RT_OK) {
         uint64_t budget = ((uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20) +
                           (uint64_t)st.st_size * RT_IMPORT_BUDGET_PER_BYTE;
         r = rt__import_check(fd, budget, format, facts, err);
@@ -605,8 +605,7 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
     rt__gltf_facts facts;
     rt_result      checked = file_checks(path, o, &format, &facts, err);
     if (checked != RT_OK) {
-        free(facts.strength);
-        free(facts.specular);
+        rt__gltf_facts_free(&facts);
         return checked;
     }
     const char *required = facts.required, *used = facts.used;
@@ -652,8 +651,7 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
         rt_scene_free(job.scene);
         job.scene = NULL;
     }
-    free(facts.strength);
-    free(facts.specular);
+    rt__gltf_facts_free(&facts);
     *out = job.scene;
     return job.r;
 }

@@ -8,7 +8,7 @@
 #ifndef RT_SCENE_BUILD_H
 #define RT_SCENE_BUILD_H
 
-#include "import_guard.h" /* rt__gltf_facts */
+#include "import_check.h" /* rt__gltf_facts */
 #include "rt_paths.h"
 #include "rt_scene.h"
 

@@ -4,7 +4,7 @@
 #ifndef RT_SCENE_INTERNAL_H
 #define RT_SCENE_INTERNAL_H
 
-#include "import_guard.h" /* rt__gltf_facts */
+#include "import_check.h" /* rt__gltf_facts */
 #include "rt_scene.h"
 
 struct aiScene;

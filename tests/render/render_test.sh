@@ -1033,6 +1033,11 @@ gltf_features)
     "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/u.png" "$tmp/used.gltf" 2>"$tmp/err" || fail "used: exit $?"
     [ "$(grep -c "ignores the glTF extensions KHR_texture_transform (texCoord), KHR_materials_specular (its textures)$" "$tmp/err")" = 1 ] ||
         fail "used: $(cat "$tmp/err")"
+    # Names whole, however long (they were cut to 31 bytes).
+    blend_gltf MASK '"extensionsUsed": ["KHR_materials_pbrSpecularGlossiness"]' >"$tmp/long.gltf"
+    "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/l.png" "$tmp/long.gltf" 2>"$tmp/err" || fail "long: exit $?"
+    grep -q "ignores the glTF extensions KHR_materials_pbrSpecularGlossiness$" "$tmp/err" ||
+        fail "long: $(cat "$tmp/err")"
     blend_gltf MASK '"extensionsUsed": ["KHR_materials_transmission", "KHR_lights_punctual"],
  "extensionsRequired": ["KHR_materials_transmission"]' >"$tmp/req.gltf"
     "$render" -t 2 -r 16 16 --spp 1 -o "$tmp/r.png" "$tmp/req.gltf" 2>"$tmp/err" && fail "required: exit 0"
