@@ -135,6 +135,20 @@ interrupt)
         [[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" == *"j.run.tmp.exr"* ]] &&
             fail "a render outlived the study: ${d#/proc/}"
     done
+    # A Ctrl-C that reaches a render as it starts (before the render has a
+    # process group of its own) ends it by SIGINT: that render was
+    # interrupted, not broken. A stand-in render does what that race does
+    # (the real one runs the warm-up and the first timed render): the study
+    # gets its Ctrl-C, then the render dies of SIGINT.
+    real=$(dirname "$study")/../renderer/render
+    printf '#!/bin/sh\nn=$(cat race.n 2>/dev/null || echo 0); echo $((n + 1)) >race.n\n[ "$n" -lt 2 ] && exec "%s" "$@"\nkill -INT $PPID; kill -INT $$\n' \
+        "$real" >race.sh
+    chmod +x race.sh
+    "$study" --quick --repeat 4 --threads 1 --modes full -r 64 48 --render ./race.sh --out k s.obj \
+        >k.out 2>k.err
+    rc=$?
+    [ $rc = 130 ] || fail "a render Ctrl-C reached as it started: exit $rc, want 130: $(tail -2 k.err)"
+    [ "$(wc -l <k.csv)" = 2 ] || fail "k.csv: $(cat k.csv)"
     ;;
 flags)
     # What the user gives wins over --quick's defaults, as "--name value" or

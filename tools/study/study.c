@@ -307,6 +307,7 @@ on_interrupt(int sig)
     if (stop_requested) {
         study_run_stop();
     } else {
+        study_run_note_interrupt();
         ssize_t n = write(STDERR_FILENO, first, sizeof first - 1);
         (void)n; /* nothing to do if stderr is gone */
     }

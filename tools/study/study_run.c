@@ -22,7 +22,7 @@ extern char **environ;
  * and a signal that comes between spawn and store is seen by the caller's
  * check of `stop` after the store. */
 static _Atomic pid_t         running;
-static volatile sig_atomic_t stop_asked;
+static volatile sig_atomic_t stop_asked, interrupt_noted;
 static const char *const     mode_flag[] = {NULL, "--bypass-texture", "--early-out"};
 
 void
@@ -32,6 +32,22 @@ study_run_stop(void)
     pid_t pid = atomic_load_explicit(&running, memory_order_relaxed);
     if (pid > 0)
         kill(pid, SIGINT); /* render stops at its next tile; mpirun tells its ranks */
+}
+
+void
+study_run_note_interrupt(void)
+{
+    interrupt_noted = 1;
+}
+
+/* Whether a render ended as Ctrl-C ends one: render's own exit status
+ * for it (130), or the signal itself when it came before render's
+ * handler was in place. */
+static bool
+ended_by_interrupt(int status)
+{
+    return (WIFEXITED(status) && WEXITSTATUS(status) == 130) ||
+           (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
 }
 
 /* The command line of one run: [mpirun --oversubscribe -np K] render
@@ -159,7 +175,7 @@ study_run_render(const study_launch *l, study_run *r, bool *interrupted, char er
     bool ok = false;
     if (status == -1)
         snprintf(err, STUDY_ERR_LEN, "%s: cannot start it", prog);
-    else if (stop_asked) {
+    else if (stop_asked || (interrupt_noted && ended_by_interrupt(status))) {
         snprintf(err, STUDY_ERR_LEN, "interrupted");
         if (interrupted)
             *interrupted = true;

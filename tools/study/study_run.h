@@ -69,6 +69,12 @@ bool study_run_render(const study_launch *l, study_run *r, bool *interrupted,
  * Ctrl-C would; its run then fails, interrupted. Async-signal-safe. */
 void study_run_stop(void);
 
+/* From a signal handler: the user pressed Ctrl-C, and the study will stop
+ * after this render. A render that Ctrl-C reached anyway (it came while
+ * the render was being started, before it had a process group of its
+ * own) then counts as interrupted, not failed. Async-signal-safe. */
+void study_run_note_interrupt(void);
+
 /* Fills *r (all but round and what was asked) from the text of a
  * --stats-json file; false with one line in err if it is not one. */
 bool study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN]);
