@@ -357,13 +357,88 @@ name_list(const cJSON *root, const char *key, char out[RT_ERR_LEN])
     }
 }
 
+/* The indices in array `a` (NULL: none), each a node, into out from *at;
+ * false if one is not. */
+static bool
+node_indices(const cJSON *a, uint32_t nnodes, uint32_t *out, uint32_t *at, uint32_t *n)
+{
+    *n = 0;
+    for (const cJSON *e = cJSON_IsArray(a) ? a->child : NULL; e; e = e->next, (*n)++) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble < nnodes))
+            return false;
+        out[(*at)++] = (uint32_t)e->valuedouble;
+    }
+    return true;
+}
+
+/* nodes[n].extensions.KHR_lights_punctual.light; NULL: none. */
+static const cJSON *
+node_light(const cJSON *node)
+{
+    return cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "extensions"),
+                                         "KHR_lights_punctual"),
+        "light");
+}
+
+/* The node graph (rt__gltf_graph), when some node holds a light: NULL
+ * when none does, or the graph is not one (an index that is no node). */
+static rt__gltf_graph *
+graph_read(const cJSON *root, bool *nomem)
+{
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    int          nn = cJSON_IsArray(nodes) ? cJSON_GetArraySize(nodes) : 0, links = 0, lit = 0;
+    for (const cJSON *n = nn ? nodes->child : NULL; n; n = n->next) {
+        const cJSON *l = node_light(n);
+        lit += cJSON_IsNumber(l);
+        links += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(n, "children"));
+    }
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scene"), *scenes;
+    scenes = cJSON_GetObjectItemCaseSensitive(root, "scenes");
+    const cJSON *roots = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(scenes, cJSON_IsNumber(sc) ? (int)sc->valuedouble : 0), "nodes");
+    int nroots = cJSON_GetArraySize(roots);
+    if (!lit)
+        return NULL;
+    size_t          slots = 3 * (size_t)nn + (size_t)links + (size_t)nroots;
+    rt__gltf_graph *g = malloc(sizeof *g + slots * sizeof(uint32_t));
+    if (!g) {
+        *nomem = true;
+        return NULL;
+    }
+    uint32_t *p = (uint32_t *)(g + 1), at = 0, *kids = p + 3 * nn;
+    *g = (rt__gltf_graph){.nnodes = (uint32_t)nn,
+                          .light = (int32_t *)p,
+                          .first = p + nn,
+                          .count = p + 2 * nn,
+                          .kids = kids,
+                          .roots = kids + links};
+    bool ok = node_indices(roots, g->nnodes, g->roots, &(uint32_t){0}, &g->nroots);
+    int  i = 0;
+    for (const cJSON *n = nn ? nodes->child : NULL; n && ok; n = n->next, i++) {
+        const cJSON *l = node_light(n);
+        g->light[i] = cJSON_IsNumber(l) && l->valuedouble >= 0 && l->valuedouble < INT32_MAX
+                          ? (int32_t)l->valuedouble
+                          : -1;
+        g->first[i] = at;
+        ok = node_indices(cJSON_GetObjectItemCaseSensitive(n, "children"), g->nnodes, kids, &at,
+                          &g->count[i]);
+    }
+    if (!ok)
+        free(g), g = NULL;
+    return g;
+}
+
 /* What the import needs of the JSON (rt__gltf_facts). */
 static rt_result
 gltf_facts_read(const cJSON *root, rt__gltf_facts *f)
 {
     name_list(root, "extensionsRequired", f->required);
     name_list(root, "extensionsUsed", f->used);
-    bool ok = material_factors(root, "KHR_materials_emissive_strength", "emissiveStrength",
+    bool nomem = false;
+    f->graph = graph_read(root, &nomem);
+    bool ok = !nomem &&
+              material_factors(root, "KHR_materials_emissive_strength", "emissiveStrength",
                                &f->strength, &f->nstrength) &&
               material_factors(root, "KHR_materials_specular", "specularFactor", &f->specular,
                                &f->nspecular);
@@ -375,6 +450,7 @@ rt__gltf_facts_free(rt__gltf_facts *facts)
 {
     free(facts->strength);
     free(facts->specular);
+    free(facts->graph);
     *facts = (rt__gltf_facts){.strength = NULL};
 }
 

@@ -39,11 +39,29 @@
  * strength[i] and specular[i] for materials[i] (NAN: none given; arrays of
  * nstrength and nspecular, malloc()ed, NULL when no material has one).
  * rt__gltf_facts_free() frees them. */
+typedef struct rt__gltf_graph rt__gltf_graph;
+
 typedef struct rt__gltf_facts {
-    char     required[RT_ERR_LEN], used[RT_ERR_LEN];
-    float   *strength, *specular;
-    uint32_t nstrength, nspecular;
+    char            required[RT_ERR_LEN], used[RT_ERR_LEN];
+    float          *strength, *specular;
+    uint32_t        nstrength, nspecular;
+    rt__gltf_graph *graph; /* where a node holds a light; NULL: none does */
 } rt__gltf_facts;
+
+/* The node graph of a glTF whose nodes hold KHR_lights_punctual lights:
+ * assimp 5.2 makes one light per definition, placed at the last node that
+ * names it, where every node that names one is a light of its own. The
+ * graph is the JSON's: nodes[n] holds light[n] (-1: none), its children
+ * are kids[first[n]] .. kids[first[n] + count[n] - 1], and the scene's
+ * root nodes are roots[0 .. nroots - 1]; every index is checked to be a
+ * node. assimp builds its node tree in the same shape (one root node, or
+ * a root of its own over several), so the scene build walks both together
+ * (rt__lights_load()). */
+struct rt__gltf_graph {
+    uint32_t  nnodes, nroots;
+    int32_t  *light;
+    uint32_t *first, *count, *kids, *roots;
+};
 
 void rt__gltf_facts_free(rt__gltf_facts *facts);
 

@@ -269,7 +269,8 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
         r = RT_ERR_FORMAT;
         goto out;
     }
-    if ((r = rt__lights_load(ai, pub)) != RT_OK || (r = rt__scene_default_light(pub)) != RT_OK)
+    if ((r = rt__lights_load(ai, pub, extra)) != RT_OK ||
+        (r = rt__scene_default_light(pub)) != RT_OK)
         goto fail;
     goto out;
 fail:

@@ -233,9 +233,12 @@ void rt__specular_factors(rt_scene *s, const rt__gltf_facts *extra);
 void rt__camera_load(const struct aiScene *ai, rt_scene *s);
 
 /* s->lights, s->nlights: the file's point, spot and directional lights, in
- * world space, directions normalised. Ambient and area lights are left
- * out; with none kept, s->lights stays NULL. RT_OK or RT_ERR_NOMEM. */
-rt_result rt__lights_load(const struct aiScene *ai, rt_scene *s);
+ * world space, directions normalised: one per node that holds one where
+ * `extra` has a glTF's node graph (a definition two nodes name is two
+ * lights; at most 65536), else one per definition. Ambient and area
+ * lights are left out; with none kept, s->lights stays NULL. RT_OK or
+ * RT_ERR_NOMEM. */
+rt_result rt__lights_load(const struct aiScene *ai, rt_scene *s, const rt__gltf_facts *extra);
 
 /* --- files assimp opens (scene_io.c) ------------------------------------- */
 

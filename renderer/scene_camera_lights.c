@@ -127,52 +127,119 @@ rt__camera_load(const struct aiScene *ai, rt_scene *s)
     store3(cam->up, up);
 }
 
+/* Light l placed by x, into o; false for a kind render does not draw
+ * (ambient, area). */
+static bool
+light_place(const struct aiLight *l, const xform *x, rt_light *o)
+{
+    switch (l->mType) {
+    case aiLightSource_POINT:
+        o->kind = RT_LIGHT_POINT;
+        break;
+    case aiLightSource_SPOT:
+        o->kind = RT_LIGHT_SPOT;
+        break;
+    case aiLightSource_DIRECTIONAL:
+        o->kind = RT_LIGHT_DIRECTIONAL;
+        break;
+    default:
+        return false;
+    }
+    double p[3], d[3];
+    xform_point(x, &l->mPosition, p);
+    xform_dir(x, &l->mDirection, d);
+    if (!normalize3(d))
+        d[0] = 0, d[1] = 0, d[2] = -1;
+    store3(o->position, p);
+    store3(o->direction, d);
+    o->color[0] = l->mColorDiffuse.r;
+    o->color[1] = l->mColorDiffuse.g;
+    o->color[2] = l->mColorDiffuse.b;
+    if (o->kind == RT_LIGHT_SPOT) {
+        o->inner_cone = l->mAngleInnerCone;
+        o->outer_cone = l->mAngleOuterCone;
+    }
+    return true;
+}
+
+/* A glTF's light instances, gathered by walking assimp's node tree and
+ * the JSON's graph together (rt__gltf_graph): `cap` of them fit. */
+typedef struct instances {
+    const struct aiScene *ai;
+    const rt__gltf_graph *g;
+    rt_scene             *s;
+    uint32_t              cap;
+} instances;
+
+/* At most this many light instances: a glTF's nodes may share children,
+ * which assimp copies, and a few levels of sharing make millions. */
+#define RT_MAX_LIGHT_INSTANCES (1u << 16)
+
+static bool
+instances_walk(instances *w, const struct aiNode *a, uint32_t n, const xform *parent)
+{
+    xform   local = xform_from_ai(&a->mTransformation), x = xform_mul(parent, &local);
+    int32_t l = w->g->light[n];
+    if (l >= 0 && (uint32_t)l < w->ai->mNumLights && w->ai->mLights[l]) {
+        if (w->s->nlights == RT_MAX_LIGHT_INSTANCES)
+            return true; /* the rest are left out */
+        if (w->s->nlights == w->cap) {
+            uint32_t  cap = w->cap ? 2 * w->cap : 8;
+            rt_light *grown = realloc(w->s->lights, cap * sizeof *grown);
+            if (!grown)
+                return false;
+            w->s->lights = grown, w->cap = cap;
+        }
+        rt_light *o = &w->s->lights[w->s->nlights];
+        *o = (rt_light){.kind = RT_LIGHT_POINT};
+        w->s->nlights += light_place(w->ai->mLights[l], &x, o);
+    }
+    if (a->mNumChildren != w->g->count[n])
+        return true; /* not the shape the JSON gave: its lights stay unplaced */
+    for (uint32_t i = 0; i < a->mNumChildren; i++)
+        if (!instances_walk(w, a->mChildren[i], w->g->kids[w->g->first[n] + i], &x))
+            return false;
+    return true;
+}
+
+/* Every node that holds a light, a light of its own (rt__gltf_graph). */
+static rt_result
+lights_instanced(const struct aiScene *ai, const rt__gltf_graph *g, rt_scene *s)
+{
+    instances            w = {.ai = ai, .g = g, .s = s};
+    const xform          id = xform_identity();
+    const struct aiNode *root = ai->mRootNode;
+    bool                 ok = true;
+    if (g->nroots == 1) {
+        ok = instances_walk(&w, root, g->roots[0], &id);
+    } else if (root->mNumChildren == g->nroots) { /* assimp's root over the scene's */
+        xform top = xform_from_ai(&root->mTransformation);
+        for (uint32_t i = 0; i < g->nroots && ok; i++)
+            ok = instances_walk(&w, root->mChildren[i], g->roots[i], &top);
+    }
+    return ok ? RT_OK : RT_ERR_NOMEM;
+}
+
 rt_result
-rt__lights_load(const struct aiScene *ai, rt_scene *s)
+rt__lights_load(const struct aiScene *ai, rt_scene *s, const rt__gltf_facts *extra)
 {
     if (ai->mNumLights == 0)
         return RT_OK;
-    s->lights = calloc(ai->mNumLights, sizeof *s->lights);
-    if (!s->lights)
-        return RT_ERR_NOMEM;
-    for (unsigned i = 0; i < ai->mNumLights; i++) {
-        const struct aiLight *l = ai->mLights[i];
-        rt_light             *o = &s->lights[s->nlights];
-        if (!l)
-            continue;
-        switch (l->mType) {
-        case aiLightSource_POINT:
-            o->kind = RT_LIGHT_POINT;
-            break;
-        case aiLightSource_SPOT:
-            o->kind = RT_LIGHT_SPOT;
-            break;
-        case aiLightSource_DIRECTIONAL:
-            o->kind = RT_LIGHT_DIRECTIONAL;
-            break;
-        default:
-            continue; /* ambient, area: not supported */
+    rt_result r = RT_OK;
+    if (extra && extra->graph && ai->mRootNode) {
+        r = lights_instanced(ai, extra->graph, s);
+    } else if (!(s->lights = calloc(ai->mNumLights, sizeof *s->lights))) {
+        r = RT_ERR_NOMEM;
+    } else { /* one light per definition, at the node of its name */
+        for (unsigned i = 0; i < ai->mNumLights; i++) {
+            xform x =
+                ai->mLights[i] ? node_transform(ai, &ai->mLights[i]->mName) : xform_identity();
+            s->nlights += ai->mLights[i] && light_place(ai->mLights[i], &x, &s->lights[s->nlights]);
         }
-        xform  x = node_transform(ai, &l->mName);
-        double p[3], d[3];
-        xform_point(&x, &l->mPosition, p);
-        xform_dir(&x, &l->mDirection, d);
-        if (!normalize3(d))
-            d[0] = 0, d[1] = 0, d[2] = -1;
-        store3(o->position, p);
-        store3(o->direction, d);
-        o->color[0] = l->mColorDiffuse.r;
-        o->color[1] = l->mColorDiffuse.g;
-        o->color[2] = l->mColorDiffuse.b;
-        if (o->kind == RT_LIGHT_SPOT) {
-            o->inner_cone = l->mAngleInnerCone;
-            o->outer_cone = l->mAngleOuterCone;
-        }
-        s->nlights++;
     }
     if (s->nlights == 0) { /* ambient and area lights only: none kept (rt__scene_default_light()) */
         free(s->lights);
         s->lights = NULL;
     }
-    return RT_OK;
+    return r;
 }

@@ -15,6 +15,29 @@ field() { sed -n "s/.* $1=\([^,]*\),.*/\1/p" <<<"$2"; }
 # near A B TOL: |A - B| <= TOL.
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 
+# plane_gltf NODES ROOTS: a Lambertian plane of 20x20 at y = 0 (albedo 0.5;
+# specularFactor 0 leaves it plain Lambert) as nodes[0], then the NODES
+# given (JSON, comma-separated), under a point light of 20 cd that any of
+# them may hold; ROOTS: the scene's root nodes.
+plane_gltf() {
+    local b64=AAAgwQAAAAAAACDBAAAgQQAAAAAAACDBAAAgQQAAAAAAACBBAAAgwQAAAAAAACBBAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAACAAEAAAADAAIA
+    cat <<GLTF
+{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_lights_punctual", "KHR_materials_specular"],
+ "extensions": {"KHR_lights_punctual": {"lights": [{"type": "point", "intensity": 20}]}},
+ "scene": 0, "scenes": [{"nodes": $2}],
+ "nodes": [{"mesh": 0}, $1],
+ "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1}, "indices": 2, "material": 0}]}],
+ "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.5, 1], "metallicFactor": 0,
+                "roughnessFactor": 1}, "extensions": {"KHR_materials_specular": {"specularFactor": 0}}}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3",
+                "min": [-10, 0, -10], "max": [10, 0, 10]},
+               {"bufferView": 0, "byteOffset": 48, "componentType": 5126, "count": 4, "type": "VEC3"},
+               {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+ "bufferViews": [{"buffer": 0, "byteLength": 96}, {"buffer": 0, "byteOffset": 96, "byteLength": 12}],
+ "buffers": [{"byteLength": 108, "uri": "data:application/octet-stream;base64,$b64"}]}
+GLTF
+}
+
 # sphere NAME KD KS NS [MTL-LINES]: a UV sphere of radius 1 at the origin.
 sphere() {
     printf 'newmtl m\nKd %s %s %s\nKs %s %s %s\nNs %s\n%s' "$2" "$2" "$2" "$3" "$3" "$3" "$4" "${5:-}" \
@@ -105,24 +128,8 @@ point_light)
     # A Lambertian plane (albedo 0.5) under a point light of 20 cd at height
     # 2: L = 0.5 / pi * 20 * h / (h^2 + r^2)^1.5, checked at pixel centres
     # along the middle row (one sample per pixel is its centre).
-    # A plane of 20x20 (positions, normals, two triangles) and a light node
-    # 2 above it; specularFactor 0 leaves the material plain Lambert.
-    b64=AAAgwQAAAAAAACDBAAAgQQAAAAAAACDBAAAgQQAAAAAAACBBAAAgwQAAAAAAACBBAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAAAAAAAgD8AAAAAAAACAAEAAAADAAIA
-    cat >"$tmp/plane.gltf" <<GLTF
-{"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_lights_punctual", "KHR_materials_specular"],
- "extensions": {"KHR_lights_punctual": {"lights": [{"type": "point", "intensity": 20}]}},
- "scene": 0, "scenes": [{"nodes": [0, 1]}],
- "nodes": [{"mesh": 0}, {"translation": [0, 2, 0], "extensions": {"KHR_lights_punctual": {"light": 0}}}],
- "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1}, "indices": 2, "material": 0}]}],
- "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.5, 1], "metallicFactor": 0,
-                "roughnessFactor": 1}, "extensions": {"KHR_materials_specular": {"specularFactor": 0}}}],
- "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3",
-                "min": [-10, 0, -10], "max": [10, 0, 10]},
-               {"bufferView": 0, "byteOffset": 48, "componentType": 5126, "count": 4, "type": "VEC3"},
-               {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"}],
- "bufferViews": [{"buffer": 0, "byteLength": 96}, {"buffer": 0, "byteOffset": 96, "byteLength": 12}],
- "buffers": [{"byteLength": 108, "uri": "data:application/octet-stream;base64,$b64"}]}
-GLTF
+    plane_gltf '{"translation": [0, 2, 0], "extensions": {"KHR_lights_punctual": {"light": 0}}}' \
+        '[0, 1]' >"$tmp/plane.gltf"
     "$render" --quiet -t 2 -r 65 65 --integrator path --camera-pos 0,10,0 --look-at 0,0,0 \
         --fov 60 -o "$tmp/plane.exr" "$tmp/plane.gltf" || fail "exit $?"
     for x in 32 36 40 48 56; do
@@ -132,6 +139,40 @@ GLTF
             printf "%.6f", 0.5 / 3.14159265358979 * 20 * h / (h * h + r * r) ^ 1.5 }')
         near "$got" "$want" "$(awk -v w="$want" 'BEGIN { print 0.003 * w }')" ||
             fail "pixel $x,32: $got, analytic $want"
+    done
+    ;;
+light_instances)
+    # One light definition named by two nodes is two lights (assimp 5.2
+    # makes one, at the last node): one at (-3, 2, 0), one at (3, 2, 0)
+    # through a parent's translation. Without the second node's branch,
+    # one light, and the plane under it goes dark.
+    lamp='"extensions": {"KHR_lights_punctual": {"light": 0}}'
+    nodes="{\"translation\": [-3, 2, 0], $lamp}, {\"translation\": [3, 0, 0], \"children\": [3]},
+ {\"translation\": [0, 2, 0], $lamp}"
+    plane_gltf "$nodes" '[0, 1, 2]' >"$tmp/two.gltf"
+    plane_gltf "$nodes" '[0, 1]' >"$tmp/one.gltf"
+    # analytic X-PIXEL LIGHT-X...: L at the pixel's centre on the middle row
+    # (looking straight down, the image's x runs along the world's -x).
+    analytic() {
+        awk -v x="$1" -v l="${*:2}" 'BEGIN { t = sin(3.14159265358979 / 6) / cos(3.14159265358979 / 6)
+            px = -10 * (2 * (x + 0.5) / 65 - 1) * t; h = 2; n = split(l, lx, " ")
+            for (i = 1; i <= n; i++) { r = px - lx[i]; e += 20 * h / (h * h + r * r) ^ 1.5 }
+            printf "%.6f", 0.5 / 3.14159265358979 * e }'
+    }
+    for s in two one; do
+        "$render" --quiet -t 2 -r 65 65 --integrator path --camera-pos 0,10,0 --look-at 0,0,0 \
+            --fov 60 --stats-json "$tmp/$s.json" -o "$tmp/$s.exr" "$tmp/$s.gltf" || fail "$s: exit $?"
+    done
+    grep -q '"lights": 2' "$tmp/two.json" || fail "two nodes: $(grep -o '"lights": [0-9]*' "$tmp/two.json")"
+    grep -q '"lights": 1' "$tmp/one.json" || fail "one node: $(grep -o '"lights": [0-9]*' "$tmp/one.json")"
+    for x in 15 32 49; do
+        for s in two one; do
+            got=$(field mean "$("$imgstat" --window $x,32,$((x + 1)),33 "$tmp/$s.exr")")
+            # shellcheck disable=SC2046
+            want=$(analytic $x -3 $([ $s = two ] && echo 3))
+            near "$got" "$want" "$(awk -v w="$want" 'BEGIN { print 0.01 * w }')" ||
+                fail "$s: pixel $x,32: $got, analytic $want"
+        done
     done
     ;;
 mis)
