@@ -389,6 +389,12 @@ run_setup(run *u, char err[RT_ERR_LEN])
         snprintf(err, RT_ERR_LEN, "%.100s: %.150s", o->scene, why);
         return false;
     }
+    if (!o->up_given && u->scene->up_guessed) {
+        u->o.up = u->scene->up; /* the run's own copy of the options */
+        if (!o->quiet && (!u->scene->camera.from_file || o->view != RT_VIEW_AUTO))
+            fprintf(stderr, "render: note: %s is flat along z: taken as z-up (--up y: y-up)\n",
+                    o->scene);
+    }
     rt_scene_frame(u->scene, o->up, o->view); /* --up, --view: the automatic camera */
     u->stats->load_secs = rt_now() - t0;
     /* From here on, decoded images (megabytes each, freed once their tiles

@@ -78,7 +78,8 @@ rt_options_usage(FILE *f)
           "      --fov DEGREES       vertical field of view, 0 < fov < 180 (default: as\n"
           "                          above)\n"
           "      --up AXIS           x, y or z: the world's up for the automatic camera\n"
-          "                          (default y, glTF's; Z-up OBJ/PLY exports need z)\n"
+          "                          (default y, glTF's; z for an OBJ/PLY far flatter\n"
+          "                          along z than across, with a note)\n"
           "      --view V            auto, front, back, left, right, top or bottom: the\n"
           "                          automatic camera's view (default auto: the scene's\n"
           "                          camera, else three-quarter from the front right and\n"
@@ -564,7 +565,7 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             bool found = false;
             for (int a = RT_UP_Y; a <= RT_UP_X && !found; a++)
                 if (strcmp(optarg, rt_up_axis_name((rt_up_axis)a)) == 0)
-                    o->up = (rt_up_axis)a, found = true;
+                    o->up = (rt_up_axis)a, o->up_given = found = true;
             if (!found)
                 return usage_error("%s: '%s' is not an axis (x, y or z)", name, optarg);
             break;

@@ -87,7 +87,8 @@ typedef struct rt_options {
     size_t            max_memory_mb;  /* texture cache; 0: the texture system's default */
     uint64_t          max_scene_mb;   /* largest file an import reads; 0: rt_scene.h's default */
     rt_up_axis        up;             /* --up: the automatic camera's up axis; default y */
-    rt_view           view;           /* --view; default auto (three-quarter; the file's camera) */
+    bool              up_given; /* --up was given: the scene's guess (rt_scene.up) is not taken */
+    rt_view           view;     /* --view; default auto (three-quarter; the file's camera) */
     bool              has_camera_pos, has_look_at, has_fov;
     float             camera_pos[3], look_at[3], fov_degrees; /* vertical */
     float             exposure;       /* stops, applied to PNG output; default 0 */

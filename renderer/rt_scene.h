@@ -106,6 +106,9 @@ typedef struct rt_camera {
 
 /* All triangles of the scene in world space. Vertex arrays have nverts
  * entries; indices hold 3 per triangle; material[t] indexes materials. */
+/* An axis of the world that is up (rt_scene.up, rt_scene_frame()). */
+typedef enum rt_up_axis { RT_UP_Y = 0, RT_UP_Z, RT_UP_X } rt_up_axis;
+
 typedef struct rt_scene {
     char    *path;   /* as given */
     char    *folder; /* textures resolve against this */
@@ -136,9 +139,14 @@ typedef struct rt_scene {
     rt_light *lights;
     uint32_t  nlights;
     bool      default_light;
-    rt_camera camera;                       /* the file's first camera, else framed on the bounds */
-    float     bounds_min[3], bounds_max[3]; /* of all positions */
-    float     focus_min[3], focus_max[3];   /* rt_scene_frame_bounds(), set by the import */
+    rt_camera camera; /* the file's first camera, else framed on the bounds */
+    /* The world's up as the file's format says (glTF: +y) or its shape
+     * suggests: an OBJ or PLY much flatter along z than across (a terrain,
+     * a city block from GIS data) is taken as z-up, up_guessed set; else +y. */
+    rt_up_axis up;
+    bool       up_guessed;
+    float      bounds_min[3], bounds_max[3]; /* of all positions */
+    float      focus_min[3], focus_max[3];   /* rt_scene_frame_bounds(), set by the import */
     /* Textures embedded in the file (.glb): their encoded bytes (PNG, JPEG)
      * under the synthetic names the slots use; handed to the texture
      * system, which reads them like files. */
@@ -157,10 +165,8 @@ typedef struct rt_scene {
 } rt_scene;
 
 /* The automatic camera, for a scene without one of its own: where the
- * world's up is (glTF's is +y by its specification; OBJ, PLY and the rest
- * have none, and are taken as +y too unless told), and which standard view
- * to take. */
-typedef enum rt_up_axis { RT_UP_Y = 0, RT_UP_Z, RT_UP_X } rt_up_axis;
+ * world's up is (glTF's is +y by its specification; OBJ and PLY have none:
+ * rt_scene.up is the import's guess), and which standard view to take. */
 typedef enum rt_view {
     RT_VIEW_AUTO = 0, /* three-quarter: from the front, 45 degrees to the right, 30 up */
     RT_VIEW_FRONT,    /* front: from +z (y up), -y (z up) or +z (x up) */

@@ -550,6 +550,29 @@ rt_scene_load_restricted(const char *path, ustr_table *strings, const rt_paths *
     return rt_scene_load_with(path, strings, &(rt_scene_load_opts){.allowed = allowed}, out, err);
 }
 
+/* OBJ and PLY say nothing of up. One far flatter along z than across x
+ * and y, but not flat (a terrain, a city block from GIS data, which are
+ * z-up by habit) is taken as z-up and framed so. A plane in the xy plane
+ * (a picture, a test card) faces the viewer as y-up; a y-up thing that
+ * stands in that plane with some depth (a facade) is taken as z-up too,
+ * hence the note render prints. */
+#define RT_FLAT_RATIO 0.1
+
+static void
+up_guess(rt_scene *s, rt__format format)
+{
+    float e[3];
+    for (int k = 0; k < 3; k++)
+        e[k] = s->focus_max[k] - s->focus_min[k];
+    s->up = RT_UP_Y;
+    if (format != RT_FORMAT_GLTF && e[2] > 0 && e[2] < RT_FLAT_RATIO * e[0] &&
+        e[2] < RT_FLAT_RATIO * e[1]) {
+        s->up = RT_UP_Z, s->up_guessed = true;
+        if (!s->camera.from_file)
+            rt_scene_frame(s, RT_UP_Z, RT_VIEW_AUTO);
+    }
+}
+
 /* The checks before assimp: a regular file, not too large, not empty
  * (assimp would say "unable to open file" for any of these), JSON not too
  * deep, and what import_check.h looks at, which gives the format. */
@@ -653,6 +676,8 @@ rt_scene_load_with(const char *path, ustr_table *strings, const rt_scene_load_op
         job.scene = NULL;
     }
     rt__gltf_facts_free(&facts);
+    if (job.scene)
+        up_guess(job.scene, format);
     *out = job.scene;
     return job.r;
 }

@@ -921,6 +921,42 @@ framing)
     at_least -0.999 "$(cam forward 2)" "--view front: along -z"
     covered pit.obj --camera-pos 30,5,30 --look-at 0,0,0 >/dev/null # level: the world's up
     at_least "$(cam up 1)" 0.95 "--look-at from the automatic camera: a level view"
+    # Up guessed: an OBJ far flatter along z than across (a 100x100 park
+    # with hills of 3 and posts of 8, exported z-up as GIS data is) is taken
+    # as z-up without --up, and a note says so and how to undo it.
+    awk 'BEGIN { print "mtllib w.mtl"; print "usemtl white"; N = 20
+        for (j = 0; j <= N; j++) for (i = 0; i <= N; i++) {
+            x = -50 + 5 * i; y = -50 + 5 * j; printf "v %g %g %g\n", x, y, 1.5 + 1.5 * sin(x / 10) * cos(y / 10) }
+        for (j = 0; j < N; j++) for (i = 0; i < N; i++) {
+            a = j * (N + 1) + i + 1; b = a + 1; c = a + N + 2; d = a + N + 1
+            printf "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d }
+        n = (N + 1) * (N + 1)
+        for (p = 0; p < 9; p++) {
+            x = -30 + 30 * (p % 3); y = -30 + 30 * int(p / 3)
+            printf "v %g %g 0\nv %g %g 0\nv %g %g 8\nv %g %g 8\n", x - 1, y, x + 1, y, x + 1, y, x - 1, y
+            printf "f %d %d %d\nf %d %d %d\n", n + 1, n + 2, n + 3, n + 1, n + 3, n + 4; n += 4 } }' \
+        >"$tmp/park.obj"
+    "$render" -t 2 -r 64 48 --integrator albedo -o "$tmp/p.png" "$tmp/park.obj" 2>"$tmp/park.err" ||
+        fail "park: exit $?"
+    grep -qx "render: note: $tmp/park.obj is flat along z: taken as z-up (--up y: y-up)" "$tmp/park.err" ||
+        fail "park: no note: $(cat "$tmp/park.err")"
+    c=$(covered park.obj)
+    at_least "$c" 0.2 "park, up guessed: share of pixels on geometry"
+    at_least "$(cam up 2)" 0.8 "park, up guessed: the image's up along +z"
+    at_least -0.1 "$(cam forward 2)" "park, up guessed: looking down along z"
+    covered park.obj --up y >/dev/null
+    at_least "$(cam up 1)" 0.8 "park, --up y: the image's up along +y"
+    "$render" -t 2 -r 64 48 --up y -o "$tmp/p.png" "$tmp/park.obj" 2>"$tmp/park.err" || fail "park --up y"
+    ! grep -q "note:" "$tmp/park.err" || fail "park --up y: a note: $(cat "$tmp/park.err")"
+    # Not guessed: the pit level (y-up, flat along y), a quad in the xy
+    # plane (a picture facing the viewer). The z-up terrain above is.
+    printf 'v -5 -5 0\nv 5 -5 0\nv 5 5 0\nv -5 5 0\nf 1 2 3 4\n' >"$tmp/card.obj"
+    "$render" -t 2 -r 64 48 -o "$tmp/p.png" "$tmp/zup.obj" 2>"$tmp/zup.err" || fail "zup: exit $?"
+    grep -q "zup.obj is flat along z: taken as z-up" "$tmp/zup.err" || fail "zup: $(cat "$tmp/zup.err")"
+    for s in pit card; do
+        "$render" -t 2 -r 64 48 -o "$tmp/p.png" "$tmp/$s.obj" 2>"$tmp/$s.err" || fail "$s: exit $?"
+        ! grep -q "note:" "$tmp/$s.err" || fail "$s: a note: $(cat "$tmp/$s.err")"
+    done
     covered zup.obj --up z --view front >/dev/null
     at_least "$(cam forward 1)" 0.999 "--up z --view front: along +y"
     # A file's camera wins unless a view is asked for.
