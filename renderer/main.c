@@ -343,6 +343,22 @@ textures_start(run *u, char err[RT_ERR_LEN])
     return true;
 }
 
+/* A note when most of the scene's triangles are metal and nothing is
+ * around it: a metal shows its surroundings, and with no --envmap those
+ * are black (a sphere grid of metals rendered black, with no hint). */
+static void
+metal_note(const rt_options *o, const rt_scene *s)
+{
+    uint64_t metal = 0;
+    for (uint32_t t = 0; t < s->ntris; t++)
+        metal += s->materials[rt_scene_material_of(s, t)].metallic >= 0.5f;
+    if (o->integrator == RT_INTEGRATOR_PATH && !o->envmap && !o->quiet && 2 * metal > s->ntris)
+        fprintf(stderr,
+                "render: note: %s is mostly metal, which shows its surroundings: with no "
+                "--envmap they are black (--envmap FILE.exr gives it some)\n",
+                o->scene);
+}
+
 /* Everything before the render: the checks that need no scene, the scene,
  * the texture system. False with err ("FILE: why") when the run cannot go
  * on. */
@@ -396,6 +412,8 @@ run_setup(run *u, char err[RT_ERR_LEN])
                     o->scene);
     }
     rt_scene_frame(u->scene, o->up, o->view); /* --up, --view: the automatic camera */
+    if (u->rank == 0)
+        metal_note(o, u->scene);
     u->stats->load_secs = rt_now() - t0;
     /* From here on, decoded images (megabytes each, freed once their tiles
      * are cut) go straight back to the system. glibc's default raises its
@@ -423,6 +441,31 @@ run_free(run *u)
     rt_paths_destroy(u->paths);
     ustr_table_destroy(u->strings);
     free(u->stats);
+}
+
+/* A dim PNG is exposed up to where a user can see it: unless --exposure
+ * gives the stops, a PNG whose lit pixels (weighted by coverage, the
+ * alpha channel) have a mean luminance under RT_DIM is exposed so that
+ * their mean is RT_KEY, middle grey, at most RT_MAX_AUTO_STOPS. A brighter
+ * image is left as it is, and an EXR always: it stays linear, unscaled. */
+#define RT_DIM            0.05
+#define RT_KEY            0.18
+#define RT_MAX_AUTO_STOPS 20
+
+static float
+auto_exposure(const rt_image *img)
+{
+    double lum = 0, cover = 0;
+    for (size_t i = 0, n = (size_t)img->width * img->height; i < n; i++) {
+        const float *p = &img->rgba[4 * i];
+        lum += 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+        cover += p[3];
+    }
+    double mean = cover > 0 ? lum / cover : 0;
+    if (!(mean > 0 && mean < RT_DIM))
+        return 0;
+    double stops = round(10 * log2(RT_KEY / mean)) / 10;
+    return (float)(stops < RT_MAX_AUTO_STOPS ? stops : RT_MAX_AUTO_STOPS);
 }
 
 /* A warning when the image came out nearly black (mean luminance under
@@ -476,8 +519,12 @@ done_say(const run *u)
         else
             snprintf(size, sizeof size, ", %.1f MB", b / (1 << 20));
     }
-    fprintf(stderr, "render: wrote %s: %ux%u, %u spp%s%s%s, in %.2f s (render %.2f s)\n", o->output,
-            o->width, o->height, o->spp, size, o->stats_json ? "; and " : "",
+    char exposed[96] = "";
+    if (!o->exposure_given && o->exposure > 0)
+        snprintf(exposed, sizeof exposed, ", exposed %+.1f stops (dim; --exposure 0: as rendered)",
+                 (double)o->exposure);
+    fprintf(stderr, "render: wrote %s: %ux%u, %u spp%s%s%s%s, in %.2f s (render %.2f s)\n",
+            o->output, o->width, o->height, o->spp, size, exposed, o->stats_json ? "; and " : "",
             o->stats_json ? o->stats_json : "", rt_now() - u->start, u->stats->render_secs);
 }
 
@@ -496,6 +543,8 @@ run_render(run *u)
     alarm(0);         /* stopped: the tiles rendered are written, however long that takes */
     if (u->rank != 0) /* rank 0 reports for the job */
         return r == RT_OK ? 0 : 1;
+    if (r == RT_OK && !o->exposure_given && rt_output_is_png(out))
+        u->o.exposure = auto_exposure(&u->img); /* the run's own copy */
     if (r == RT_OK)
         r = rt_image_write(o, &u->img, u->stats, err);
     if (r != RT_OK)

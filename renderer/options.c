@@ -84,7 +84,9 @@ rt_options_usage(FILE *f)
           "                          automatic camera's view (default auto: the scene's\n"
           "                          camera, else three-quarter from the front right and\n"
           "                          above); another view replaces the scene's camera\n"
-          "      --exposure STOPS    exposure applied to PNG output (default 0)\n"
+          "      --exposure STOPS    exposure applied to PNG output, or auto (the\n"
+          "                          default: 0, or what brings a dim image's lit\n"
+          "                          pixels to a mean luminance of 0.18)\n"
           "      --exr-compression C zip, none, rle, zips or piz: how an EXR image is\n"
           "                          compressed, all lossless (default zip; none writes\n"
           "                          quickest, the largest file)\n"
@@ -591,8 +593,10 @@ rt_options_parse(int argc, char **argv, rt_options *o)
             break;
         }
         case OPT_EXPOSURE:
-            if (!parse_float(optarg, '\0', &o->exposure, NULL))
-                return usage_error("%s: '%s' is not a number of stops", name, optarg);
+            o->exposure_given = strcmp(optarg, "auto") != 0;
+            o->exposure = 0;
+            if (o->exposure_given && !parse_float(optarg, '\0', &o->exposure, NULL))
+                return usage_error("%s: '%s' is not a number of stops, or auto", name, optarg);
             break;
         case OPT_EXR_COMPRESSION: {
             bool found = false;

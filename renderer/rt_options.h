@@ -92,6 +92,7 @@ typedef struct rt_options {
     bool              has_camera_pos, has_look_at, has_fov;
     float             camera_pos[3], look_at[3], fov_degrees; /* vertical */
     float             exposure;       /* stops, applied to PNG output; default 0 */
+    bool              exposure_given; /* --exposure STOPS: else a dim PNG is exposed (main.c) */
     bool              resume;         /* --resume: finish the partial EXR at the output path */
     bool              restrict_paths; /* --restrict-paths: textures only from the scene's folder
                                        * and the search paths */

@@ -977,6 +977,44 @@ framing)
         grep -q "is not" "$tmp/err" || fail "$bad: $(cat "$tmp/err")"
     done
     ;;
+first_image)
+    # A first image a user can see: a dim scene's PNG is exposed up (its lit
+    # pixels to a mean luminance of 0.18) and the summary line says by how
+    # much; the EXR stays linear; --exposure gives the stops instead. A
+    # scene that is mostly metal, with nothing around it, gets a note
+    # naming --envmap.
+    imgstat=$testdata # this case's fifth argument
+    quad() { # quad NAME MTL-LINES
+        printf 'newmtl m\n%s\n' "$2" >"$tmp/$1.mtl"
+        printf 'mtllib %s.mtl\nusemtl m\nv -5 -5 0\nv 5 -5 0\nv 5 5 0\nv -5 5 0\nf 1 2 3 4\n' "$1" \
+            >"$tmp/$1.obj"
+    }
+    mean() { "$imgstat" "$1" | sed 's/.* mean=\([^,]*\),.*/\1/'; }
+    quad dim 'Kd 0.02 0.02 0.02'
+    quad bright 'Kd 0.8 0.8 0.8'
+    quad metal $'Kd 0.9 0.9 0.9\nPm 1\nPr 0.1'
+    "$render" -t 2 -r 32 32 -o "$tmp/dim.exr" "$tmp/dim.obj" 2>/dev/null || fail "dim exr"
+    "$render" -t 2 -r 32 32 -o "$tmp/dim.png" "$tmp/dim.obj" 2>"$tmp/err" || fail "dim png"
+    stops=$(sed -n 's/.*, exposed +\([0-9.]*\) stops (dim; --exposure 0: as rendered).*/\1/p' "$tmp/err")
+    [ -n "$stops" ] || fail "dim: no exposure in the summary: $(cat "$tmp/err")"
+    exr=$(mean "$tmp/dim.exr") png=$(mean "$tmp/dim.png")
+    awk -v e="$exr" -v p="$png" -v s="$stops" 'BEGIN { w = e * 2 ^ s; exit !(p > 0.97 * w && p < 1.03 * w && s > 4) }' ||
+        fail "dim: PNG mean $png, EXR mean $exr exposed $stops stops"
+    "$render" -t 2 -r 32 32 --exposure 0 -o "$tmp/dim0.png" "$tmp/dim.obj" 2>"$tmp/err" || fail "dim --exposure 0"
+    ! grep -q exposed "$tmp/err" || fail "--exposure 0: $(cat "$tmp/err")"
+    awk -v e="$exr" -v p="$(mean "$tmp/dim0.png")" 'BEGIN { exit !(p > 0.9 * e && p < 1.1 * e) }' ||
+        fail "--exposure 0: PNG mean $(mean "$tmp/dim0.png"), EXR $exr"
+    "$render" -t 2 -r 32 32 --exposure 0 --exposure auto -o "$tmp/a.png" "$tmp/dim.obj" 2>"$tmp/err" &&
+        grep -q "exposed +$stops stops" "$tmp/err" || fail "--exposure auto: $(cat "$tmp/err")"
+    "$render" -t 2 -r 32 32 -o "$tmp/b.png" "$tmp/bright.obj" 2>"$tmp/err" || fail "bright"
+    ! grep -q "exposed\|note:" "$tmp/err" || fail "bright: $(cat "$tmp/err")"
+    "$render" -t 2 -r 32 32 -o "$tmp/m.png" "$tmp/metal.obj" 2>"$tmp/err" || fail "metal"
+    grep -qx "render: note: $tmp/metal.obj is mostly metal, which shows its surroundings: with no --envmap they are black (--envmap FILE.exr gives it some)" \
+        "$tmp/err" || fail "metal: $(cat "$tmp/err")"
+    "$render" -t 2 -r 32 32 --envmap "$tmp/tex/tex00.png" -o "$tmp/m.png" "$tmp/metal.obj" 2>"$tmp/err" ||
+        fail "metal --envmap"
+    ! grep -q "note:" "$tmp/err" || fail "metal --envmap: $(cat "$tmp/err")"
+    ;;
 lighting)
     # Lighting that shows a scene: one lit only by a few small emitters in a
     # large room (black before) gets the default light as well, and says so;
