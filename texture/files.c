@@ -363,6 +363,7 @@ spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
     f->info.nchannels = s.nchannels;
     f->info.type = s.type;
     f->info.srgb = s.srgb;
+    f->associated = s.associated;
     uint32_t   nlevels = tex_mip_levels(s.width, s.height);
     tex_result r = levels_init(f, NULL, nlevels, TEX__TILE, TEX__TILE, err);
     if (r != TEX_OK)
@@ -426,6 +427,8 @@ spill_end(spill_job *j, tex_result r)
     tex__decode_release(j->ts, j->charged);
     if (r == TEX_OK && j->constant) {
         j->f->info.constant = true;
+        if (j->f->associated && !j->f->raw) /* as the tiles will be */
+            tex__unpremultiply(j->f->constant_texel, 1, j->f->info.nchannels, j->f->info.type);
         tex__constant_decode(j->f);
     }
     tex_mip_chain_free(j->chain);
@@ -532,6 +535,7 @@ open_tiled(tex_system *ts, tex__file *f, tex__source source, const char *path, s
     f->info.nchannels = info.nchannels;
     f->info.type = info.type;
     f->info.srgb = info.srgb && !f->raw;
+    f->associated = info.associated;
     f->info.tiled_on_disk = true;
     tex__handle_opened(ts, f);
     r = levels_init(f, &f->handle, info.nlevels, info.tile_width, info.tile_height, err);

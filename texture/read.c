@@ -51,6 +51,7 @@ rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row, cha
         if (r != TEX_OK)
             return r;
         img->srgb = shape->srgb;
+        img->associated = shape->associated;
     }
     memcpy((char *)img->pixels + y * stride, row, stride);
     return TEX_OK;
@@ -73,6 +74,7 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         if (r == TEX_OK) {
             r = tex_exr_read_image(f, 0, out, err);
             tex_exr_close(f);
+            out->associated = out->nchannels == 2 || out->nchannels == 4; /* EXR's alpha is */
         }
         return r;
     }

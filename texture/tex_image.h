@@ -55,8 +55,13 @@ typedef struct tex_image {
     uint32_t width, height;
     uint32_t nchannels; /* 1..4 */
     tex_type type;
-    bool     srgb;   /* samples are sRGB-encoded (PNG, JPEG); false: linear (EXR) */
-    void    *pixels; /* width * height * nchannels samples; owned by the image */
+    bool     srgb; /* samples are sRGB-encoded (PNG, JPEG); false: linear (EXR) */
+    /* Colour premultiplied by alpha, the last channel of 2 or 4 (associated
+     * alpha: EXR always; TIFF where its ExtraSamples say so; PNG never).
+     * The texture system divides it out as it loads each tile, so lookups
+     * give straight colour whatever the file held. */
+    bool  associated;
+    void *pixels; /* width * height * nchannels samples; owned by the image */
 } tex_image;
 
 /* Allocates pixels for the given shape (zeroed). TEX_ERR_TOO_LARGE over the

@@ -69,6 +69,7 @@ typedef struct tex_tiff_info {
     uint32_t nchannels;     /* 1 Y, 2 YA, 3 RGB, 4 RGBA */
     tex_type type;          /* U8, U16, HALF or FLOAT */
     bool     srgb;          /* see above */
+    bool     associated;    /* ExtraSamples: premultiplied alpha (tex_image.associated) */
     bool     tiled;         /* false: strips (one level, no tiles) */
     uint32_t tile_width;    /* 0 and 0 in strips */
     uint32_t tile_height;

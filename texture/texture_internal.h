@@ -59,7 +59,13 @@ typedef struct tex__tiled_info {
     uint32_t tile_width, tile_height; /* 0: not tiled */
     tex_type type;
     bool     srgb;
+    bool     associated; /* premultiplied alpha (tex_image.associated) */
 } tex__tiled_info;
+
+/* Divides the colour of n pixels of nchannels samples of `type` by their
+ * alpha (the last of 2 or 4; others: nothing to do), where alpha is above
+ * 0; integers rounded and capped at their largest value (tiles.c). */
+void tex__unpremultiply(void *pixels, size_t n, uint32_t nchannels, tex_type type);
 
 /* Opens `path` as `source` (EXR or TIFF). On TEX_OK *h holds the handle
  * (tex__tiled_close()); otherwise it is empty and err says why. */
@@ -93,6 +99,7 @@ struct tex__file {
 
     /* Set before READY, read-only after. */
     tex_file_info info;
+    bool          associated; /* premultiplied alpha, divided out as tiles load (tiles.c) */
     tex__source   source;
     tex__level   *levels;
     size_t        tile_bytes; /* texel bytes of a full tile */

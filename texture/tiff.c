@@ -83,6 +83,7 @@ typedef struct dir_shape {
     uint32_t nchannels;
     tex_type type;
     bool     srgb;
+    bool     associated; /* ExtraSamples: the alpha is associated (premultiplied) */
 } dir_shape;
 
 struct tex_tiff {
@@ -190,6 +191,11 @@ dir_read(TIFF *t, dir_shape *d, char err[TEX_ERR_LEN])
         cs = strstr(desc, COLORSPACE_KEY);
     d->srgb = (d->type == TEX_TYPE_U8 || d->type == TEX_TYPE_U16) &&
               (!cs || strncasecmp(cs + strlen(COLORSPACE_KEY), "sRGB", 4) == 0);
+    uint16_t  nextra = 0;
+    uint16_t *extra = NULL;
+    d->associated = (spp == 2 || spp == 4) &&
+                    TIFFGetField(t, TIFFTAG_EXTRASAMPLES, &nextra, &extra) && nextra >= 1 &&
+                    extra && extra[0] == EXTRASAMPLE_ASSOCALPHA;
     if (!TIFFIsTiled(t))
         return TEX_OK;
     TIFFGetField(t, TIFFTAG_TILEWIDTH, &d->tile_width);
@@ -308,6 +314,7 @@ tex_tiff_open(const char *path, tex_tiff **out, tex_tiff_info *info, char err[TE
                               .nchannels = top.nchannels,
                               .type = top.type,
                               .srgb = top.srgb,
+                              .associated = top.associated,
                               .tiled = top.tile_width > 0,
                               .tile_width = top.tile_width,
                               .tile_height = top.tile_height,
@@ -498,7 +505,8 @@ tex_tiff_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR
                        .height = info.height,
                        .nchannels = info.nchannels,
                        .type = info.type,
-                       .srgb = info.srgb};
+                       .srgb = info.srgb,
+                       .associated = info.associated};
     r = info.tiled ? rows_from_tiles(f, &shape, fn, ctx, err)
                    : rows_from_strips(f, &shape, fn, ctx, err);
     tex_tiff_close(f);
@@ -533,8 +541,10 @@ dir_write_tags(tex_tiff_writer *w, uint32_t level)
 {
     const tex_image *s = &w->shape;
     bool             floats = s->type == TEX_TYPE_HALF || s->type == TEX_TYPE_FLOAT;
-    uint16_t extra = floats ? EXTRASAMPLE_ASSOCALPHA : EXTRASAMPLE_UNASSALPHA; /* EXR's, PNG's */
-    bool     ok = TIFFSetField(w->t, TIFFTAG_SUBFILETYPE, level ? FILETYPE_REDUCEDIMAGE : 0) &&
+    (void)floats;
+    uint16_t extra =
+        s->associated ? EXTRASAMPLE_ASSOCALPHA : EXTRASAMPLE_UNASSALPHA; /* EXR's, PNG's */
+    bool ok = TIFFSetField(w->t, TIFFTAG_SUBFILETYPE, level ? FILETYPE_REDUCEDIMAGE : 0) &&
               TIFFSetField(w->t, TIFFTAG_IMAGEWIDTH, w->levels[level].width) &&
               TIFFSetField(w->t, TIFFTAG_IMAGELENGTH, w->levels[level].height) &&
               TIFFSetField(w->t, TIFFTAG_TILEWIDTH, w->tile) &&

@@ -18,7 +18,8 @@ tex__tiled_open(tex__source source, const char *path, tex__tiled *h, tex__tiled_
                                       .tile_width = t.tile_width,
                                       .tile_height = t.tile_height,
                                       .type = t.type,
-                                      .srgb = t.srgb};
+                                      .srgb = t.srgb,
+                                      .associated = t.associated};
         return r;
     }
     tex_exr_info e;
@@ -31,7 +32,8 @@ tex__tiled_open(tex__source source, const char *path, tex__tiled *h, tex__tiled_
                                   .tile_width = e.tiled ? e.tile_width : 0,
                                   .tile_height = e.tiled ? e.tile_height : 0,
                                   .type = e.type,
-                                  .srgb = false};
+                                  .srgb = false,
+                                  .associated = e.nchannels == 2 || e.nchannels == 4};
     return r;
 }
 

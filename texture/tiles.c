@@ -366,6 +366,11 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
         return NULL;
     }
     atomic_init(&t->used, true);
+    /* Lookups filter straight colour; a raw (data) texture is as stored. */
+    if (f->associated && !f->raw)
+        tex__unpremultiply(t->texels,
+                           f->tile_bytes / (f->info.nchannels * tex_type_size(f->info.type)),
+                           f->info.nchannels, f->info.type);
 
     pthread_mutex_lock(&ts->cache_lock);
     _Atomic(tex__tile *) *slot = &f->levels[level].tiles[index];
@@ -509,4 +514,60 @@ tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint
     if (atomic_load_explicit(&f->state, memory_order_acquire) == TEX__BROKEN)
         return NULL;
     return tile_load(ts, tc, f, level, index); /* protected by tile_load() */
+}
+
+/* One sample of colour at c divided by the alpha at a, both of `type`. */
+static void
+unpremultiply_one(void *c, const void *a, tex_type type)
+{
+    switch (type) {
+    case TEX_TYPE_U8: {
+        unsigned v = *(uint8_t *)c, al = *(const uint8_t *)a, o = (v * 255 + al / 2) / al;
+        *(uint8_t *)c = (uint8_t)(o > 255 ? 255 : o);
+        break;
+    }
+    case TEX_TYPE_U16: {
+        uint64_t v = *(uint16_t *)c, al = *(const uint16_t *)a, o = (v * 65535 + al / 2) / al;
+        *(uint16_t *)c = (uint16_t)(o > 65535 ? 65535 : o);
+        break;
+    }
+    case TEX_TYPE_HALF:
+        *(uint16_t *)c = tex_float_to_half(tex_half_to_float(*(uint16_t *)c) /
+                                           tex_half_to_float(*(const uint16_t *)a));
+        break;
+    case TEX_TYPE_FLOAT:
+        *(float *)c /= *(const float *)a;
+        break;
+    }
+}
+
+/* Whether alpha at a, of `type`, is above 0 (a colour to divide). */
+static bool
+alpha_positive(const void *a, tex_type type)
+{
+    switch (type) {
+    case TEX_TYPE_U8:
+        return *(const uint8_t *)a > 0;
+    case TEX_TYPE_U16:
+        return *(const uint16_t *)a > 0;
+    case TEX_TYPE_HALF:
+        return tex_half_to_float(*(const uint16_t *)a) > 0;
+    case TEX_TYPE_FLOAT:
+        return *(const float *)a > 0;
+    }
+    return false;
+}
+
+void
+tex__unpremultiply(void *pixels, size_t n, uint32_t nchannels, tex_type type)
+{
+    size_t size = tex_type_size(type);
+    if (nchannels != 2 && nchannels != 4)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        char *p = (char *)pixels + i * nchannels * size, *a = p + (nchannels - 1) * size;
+        if (alpha_positive(a, type))
+            for (uint32_t k = 0; k + 1 < nchannels; k++)
+                unpremultiply_one(p + k * size, a, type);
+    }
 }
