@@ -7,7 +7,11 @@
  * triangles' corners along each axis (of up to FRAME_SAMPLES triangles,
  * evenly spaced in the file's order): a far outlier, a skybox of a dozen
  * triangles or a ground plane of two drops out of it, while a deep pit or
- * a tall tower made of real geometry stays in. A scene of fewer than 50
+ * a tall tower made of real geometry stays in. Then the box grows again
+ * to take in every corner near it (within half its size on each side):
+ * the trim also cut small parts of the subject itself (a helmet's plinth,
+ * a few corners against thousands), which an image must not cut, while
+ * a skybox or a stray vertex lies far off. A scene of fewer than 50
  * corners keeps its whole bounding box. */
 #include "rt_scene.h"
 #include "scene_internal.h"
@@ -21,6 +25,7 @@ enum { FRAME_SAMPLES = 1 << 16 };
 
 #define PI           3.14159265358979323846 /* M_PI is XSI, not C11 or POSIX */
 #define FRAME_TRIM   0.02                   /* cut from each end, per axis */
+#define FRAME_NEAR   0.5                    /* near the box: within this of its size */
 #define FRAME_ASPECT (4.0 / 3.0)            /* the image's width over height, assumed */
 #define FRAME_FOV    (PI / 4)               /* the automatic camera's vertical field */
 #define FRAME_AZIM   (PI / 4)               /* three-quarter: from the front, turned right */
@@ -54,6 +59,29 @@ select_kth(float *v, long n, long k)
     return v[k];
 }
 
+/* Grows lo..hi to every sampled corner within FRAME_NEAR of its size (the
+ * largest side's, on a flat axis) of it. */
+static void
+take_in_near(const rt_scene *s, size_t step, float lo[3], float hi[3])
+{
+    float near_lo[3], near_hi[3], most = 0;
+    for (int k = 0; k < 3; k++)
+        most = fmaxf(most, hi[k] - lo[k]);
+    for (int k = 0; k < 3; k++) {
+        float pad = (float)FRAME_NEAR * (hi[k] > lo[k] ? hi[k] - lo[k] : most);
+        near_lo[k] = lo[k] - pad, near_hi[k] = hi[k] + pad;
+    }
+    for (size_t t = 0; t < s->ntris; t += step)
+        for (int c = 0; c < 3; c++) {
+            const float *p = &s->positions[3 * (size_t)s->indices[3 * t + c]];
+            bool         near = true;
+            for (int k = 0; k < 3; k++)
+                near = near && p[k] >= near_lo[k] && p[k] <= near_hi[k];
+            for (int k = 0; k < 3 && near; k++)
+                lo[k] = fminf(lo[k], p[k]), hi[k] = fmaxf(hi[k], p[k]);
+        }
+}
+
 void
 rt_scene_frame_bounds(const rt_scene *s, float lo[3], float hi[3])
 {
@@ -74,6 +102,7 @@ rt_scene_frame_bounds(const rt_scene *s, float lo[3], float hi[3])
         hi[k] = select_kth(v, (long)m, (long)(m - 1 - trim));
     }
     free(v);
+    take_in_near(s, step, lo, hi);
 }
 
 /* The world's up, the direction a front view looks from, and the right of

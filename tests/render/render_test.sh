@@ -921,6 +921,27 @@ framing)
     at_least -0.999 "$(cam forward 2)" "--view front: along -z"
     covered pit.obj --camera-pos 30,5,30 --look-at 0,0,0 >/dev/null # level: the world's up
     at_least "$(cam up 1)" 0.95 "--look-at from the automatic camera: a level view"
+    # An object on a plinth (a sphere of 9,000 triangles on a box of 12, as
+    # a helmet on its stand): the whole subject in view with a margin, no
+    # pixel of it on the image's border (the trimmed box once cut the plinth,
+    # a few corners against thousands, by the bottom edge).
+    awk 'BEGIN { print "mtllib w.mtl"; print "usemtl white"; pi = 3.14159265358979; nu = 96; nv = 48
+        for (j = 0; j <= nv; j++) for (i = 0; i <= nu; i++) {
+            th = pi * j / nv; ph = 2 * pi * i / nu
+            printf "v %.5f %.5f %.5f\n", sin(th) * cos(ph), cos(th), sin(th) * sin(ph) }
+        for (j = 0; j < nv; j++) for (i = 0; i < nu; i++) {
+            a = j * (nu + 1) + i + 1; b = a + 1; c = a + nu + 1; d = c + 1
+            printf "f %d %d %d\nf %d %d %d\n", a, c, b, b, c, d }
+        n = (nu + 1) * (nv + 1)
+        for (k = 0; k < 8; k++) printf "v %g %g %g\n", (k % 2 ? 1.2 : -1.2), (int(k / 2) % 2 ? -1 : -1.8), (k >= 4 ? 1.2 : -1.2)
+        split("1 2 4 1 4 3 5 7 8 5 8 6 1 5 6 1 6 2 3 4 8 3 8 7 1 3 7 1 7 5 2 6 8 2 8 4", f, " ")
+        for (t = 0; t < 12; t++) printf "f %d %d %d\n", n + f[3 * t + 1], n + f[3 * t + 2], n + f[3 * t + 3] }' \
+        >"$tmp/plinth.obj"
+    covered plinth.obj >/dev/null
+    for win in 0,0,64,1 0,47,64,48 0,0,1,48 63,0,64,48; do
+        edge=$("$imgstat" --window $win "$tmp/f.png" | sed 's/.* mean=\([^,]*\),.*/\1/')
+        [ "$edge" = 0 ] || fail "object on a plinth: the subject touches the border ($win: mean $edge)"
+    done
     # Up guessed: an OBJ far flatter along z than across (a 100x100 park
     # with hills of 3 and posts of 8, exported z-up as GIS data is) is taken
     # as z-up without --up, and a note says so and how to undo it.
