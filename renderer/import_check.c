@@ -1,5 +1,6 @@
 /* render's own checks on a scene file's bytes (import_check.h). */
 #include "import_check.h"
+#include "import_guard.h"
 #include "tex_image.h"
 
 #include <cjson/cJSON.h>
@@ -506,7 +507,7 @@ json_span_check(int fd, uint64_t off, uint64_t len, bool glb, uint64_t budget,
 {
     rt_result r = RT_OK;
     char     *json = read_span(fd, off, len, &r, err);
-    if (json)
+    if (json && (r = rt__json_depth_check(json, (size_t)len, off, err)) == RT_OK)
         r = gltf_json_check(json, (size_t)len, glb, budget, facts, err);
     free(json);
     return r;

@@ -1,20 +1,16 @@
-/* What guards an import (import_guard.h): its memory budget, the glTF
- * pre-check, its own large stack. */
+/* What guards an import (import_guard.h): its memory budget, the JSON
+ * nesting count, its own large stack. */
 #define _GNU_SOURCE /* program_invocation_short_name, MAP_STACK, MADV_NOHUGEPAGE */
 #include "import_guard.h"
-#include "tex_image.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <malloc.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <ucontext.h>
@@ -160,57 +156,18 @@ json_byte(json_scan *j, char c)
     return false;
 }
 
-/* Scans the JSON in [start, start + len) of fd; true, with *at the offset
- * of the bracket, if it nests deeper than RT_MAX_JSON_DEPTH. */
-static bool
-json_too_deep(int fd, uint64_t start, uint64_t len, json_scan *j, uint64_t *at)
-{
-    static _Thread_local char buf[1 << 16];
-    for (uint64_t pos = start, end = start + len; pos < end;) {
-        size_t  want = end - pos < sizeof buf ? (size_t)(end - pos) : sizeof buf;
-        ssize_t n = pread(fd, buf, want, (off_t)pos);
-        if (n <= 0)
-            return false; /* unreadable: the import says why */
-        for (ssize_t i = 0; i < n; i++)
-            if (json_byte(j, buf[i])) {
-                *at = pos + (uint64_t)i;
-                return true;
-            }
-        pos += (uint64_t)n;
-    }
-    return false;
-}
-
-static uint32_t
-le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 rt_result
-rt__gltf_precheck(const char *path, char err[RT_ERR_LEN])
+rt__json_depth_check(const char *json, size_t len, uint64_t at0, char err[RT_ERR_LEN])
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return RT_OK;
-    /* A .glb: "glTF", version, length, then the JSON chunk's length and
-     * type; a .gltf is JSON throughout. */
-    unsigned char head[20];
-    uint64_t      start = 0, len = UINT64_MAX, at;
-    const char   *dot = strrchr(path, '.');
-    bool          gltf = dot && strcasecmp(dot, ".gltf") == 0;
-    if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head && memcmp(head, "glTF", 4) == 0 &&
-        memcmp(head + 16, "JSON", 4) == 0) {
-        start = sizeof head, len = le32(head + 12), gltf = true;
-    }
     json_scan j = {.depth = 0};
-    bool      deep = gltf && json_too_deep(fd, start, len, &j, &at);
-    close(fd);
-    if (!deep)
-        return RT_OK;
-    snprintf(err, RT_ERR_LEN, "too deeply nested: JSON deeper than %d levels (at byte %llu)",
-             RT_MAX_JSON_DEPTH, (unsigned long long)at);
-    return RT_ERR_FORMAT;
+    for (size_t i = 0; i < len; i++)
+        if (json_byte(&j, json[i])) {
+            snprintf(err, RT_ERR_LEN,
+                     "too deeply nested: JSON deeper than %d levels (at byte %llu)",
+                     RT_MAX_JSON_DEPTH, (unsigned long long)(at0 + i));
+            return RT_ERR_FORMAT;
+        }
+    return RT_OK;
 }
 
 /* ---- the import's own stack ---- */

@@ -52,11 +52,12 @@ void rt__import_budget_start(void);
 void rt__import_budget_file(int fd);
 bool rt__import_budget_stop(rt__budget_report *out);
 
-/* RT_OK, or RT_ERR_FORMAT with err saying the file's JSON nests deeper than
- * RT_MAX_JSON_DEPTH. Only glTF is looked at (a .gltf file, or any file that
- * starts as a .glb does); anything else, and a file that cannot be read
- * (the import will say why), is RT_OK. Reads the file once, in blocks. */
-rt_result rt__gltf_precheck(const char *path, char err[RT_ERR_LEN]);
+/* RT_OK, or RT_ERR_FORMAT with err saying the JSON json[0..len) nests
+ * deeper than RT_MAX_JSON_DEPTH, and at which byte (at0: where the JSON
+ * starts in its file). Brackets inside strings do not count. import_check.c
+ * runs it on a glTF's JSON before cJSON parses it (which stops at the same
+ * depth, but says only that the JSON does not parse). */
+rt_result rt__json_depth_check(const char *json, size_t len, uint64_t at0, char err[RT_ERR_LEN]);
 
 /* Runs fn(arg) on the import's large stack: on the calling thread, which
  * switches to that stack and back (under the sanitizers, on a thread of its

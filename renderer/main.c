@@ -349,10 +349,12 @@ textures_start(run *u, char err[RT_ERR_LEN])
 static void
 metal_note(const rt_options *o, const rt_scene *s)
 {
+    if (o->integrator != RT_INTEGRATOR_PATH || o->envmap || o->quiet)
+        return; /* before the count: a pass over every triangle at start-up */
     uint64_t metal = 0;
     for (uint32_t t = 0; t < s->ntris; t++)
         metal += s->materials[rt_scene_material_of(s, t)].metallic >= 0.5f;
-    if (o->integrator == RT_INTEGRATOR_PATH && !o->envmap && !o->quiet && 2 * metal > s->ntris)
+    if (2 * metal > s->ntris)
         fprintf(stderr,
                 "render: note: %s is mostly metal, which shows its surroundings: with no "
                 "--envmap they are black (--envmap FILE.exr gives it some)\n",

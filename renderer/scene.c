@@ -594,7 +594,7 @@ file_checks(const char *path, const rt_scene_load_opts *o, rt__format *format,
     } else if (st.st_size == 0) {
         snprintf(err, RT_ERR_LEN, "not a scene file: empty file");
         r = RT_ERR_FORMAT;
-    } else if ((r = rt__gltf_precheck(path, err)) == RT_OK) {
+    } else {
         uint64_t budget = ((uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20) +
                           (uint64_t)st.st_size * RT_IMPORT_BUDGET_PER_BYTE;
         r = rt__import_check(fd, budget, format, facts, err);

@@ -11,14 +11,33 @@
 
 #include <jpeglib.h>
 
+/* How a test JPEG's scans go: one sequential scan (false, as a bool), libjpeg's
+ * default progression (true), or one sequential scan per component (which
+ * libjpeg also decodes from a whole-image coefficient buffer). */
+enum { TEX_TEST_JPEG_BASELINE, TEX_TEST_JPEG_PROGRESSIVE, TEX_TEST_JPEG_MULTISCAN };
+
+static inline void
+tex_test_jpeg_scans(struct jpeg_compress_struct *c, int scans)
+{
+    static jpeg_scan_info one_each[4];
+    if (scans == TEX_TEST_JPEG_PROGRESSIVE)
+        jpeg_simple_progression(c);
+    if (scans != TEX_TEST_JPEG_MULTISCAN)
+        return;
+    for (int i = 0; i < c->num_components && i < 4; i++)
+        one_each[i] = (jpeg_scan_info){.comps_in_scan = 1, .component_index = {i}, .Se = 63};
+    c->scan_info = one_each;
+    c->num_scans = c->num_components < 4 ? c->num_components : 4;
+}
+
 /* Compresses w x h pixels of `ncomp` interleaved 8-bit samples in colour
  * space `in` (JCS_GRAYSCALE, JCS_RGB, JCS_CMYK) into a JPEG stored as
- * `stored` (JCS_GRAYSCALE, JCS_YCbCr, JCS_RGB, JCS_CMYK, JCS_YCCK), baseline
- * or progressive. Returns malloc()ed bytes, *size of them. libjpeg's
+ * `stored` (JCS_GRAYSCALE, JCS_YCbCr, JCS_RGB, JCS_CMYK, JCS_YCCK), its
+ * scans as `scans` says (tex_test_jpeg_scans()). Returns malloc()ed bytes, *size of them. libjpeg's
  * default error handler ends the test on failure. */
 static inline unsigned char *
 tex_test_jpeg_encode(const uint8_t *pixels, uint32_t w, uint32_t h, int ncomp, J_COLOR_SPACE in,
-                     J_COLOR_SPACE stored, bool progressive, int quality, size_t *size)
+                     J_COLOR_SPACE stored, int scans, int quality, size_t *size)
 {
     struct jpeg_compress_struct c;
     struct jpeg_error_mgr       jerr;
@@ -34,8 +53,7 @@ tex_test_jpeg_encode(const uint8_t *pixels, uint32_t w, uint32_t h, int ncomp, J
     jpeg_set_defaults(&c);
     jpeg_set_colorspace(&c, stored);
     jpeg_set_quality(&c, quality, TRUE);
-    if (progressive)
-        jpeg_simple_progression(&c);
+    tex_test_jpeg_scans(&c, scans);
     jpeg_start_compress(&c, TRUE);
     while (c.next_scanline < c.image_height) {
         JSAMPROW row = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * (size_t)ncomp);

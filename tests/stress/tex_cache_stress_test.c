@@ -70,11 +70,18 @@ lookup_check(tex_thread *tc, ustr name, int k, uint32_t n, uint32_t x, uint32_t 
             (*wrong)++;
 }
 
+/* A thread of lookups: `lookups` random texels of textures[0..ntex-1]
+ * (texture k is size0 square if k == 0, else size), texture 0 first when
+ * first0 is set; what came back wrong or failed, counted. */
 typedef struct worker {
     pthread_t          thread;
     unsigned           id;
     unsigned           wrong, failed;
     pthread_barrier_t *start;
+    const ustr        *textures;
+    int                ntex, lookups;
+    uint32_t           size0, size;
+    bool               first0;
 } worker;
 
 static void *
@@ -88,15 +95,39 @@ worker_main(void *arg)
     }
     uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
     pthread_barrier_wait(w->start);
-    for (int i = 0; i < LOOKUPS; i++) {
+    for (int i = 0; i < w->lookups; i++) {
         x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
         uint64_t r = x * 0x2545F4914F6CDD1DULL;
-        int      k = (int)(r % NTEX);
-        lookup_check(tc, names[k], k, SIZE, (uint32_t)(r >> 8) % SIZE, (uint32_t)(r >> 24) % SIZE,
+        int      k = i == 0 && w->first0 ? 0 : (int)(r % (uint64_t)w->ntex);
+        uint32_t n = k == 0 ? w->size0 : w->size;
+        lookup_check(tc, w->textures[k], k, n, (uint32_t)(r >> 8) % n, (uint32_t)(r >> 24) % n,
                      &w->wrong, &w->failed);
     }
     tex_thread_destroy(tc);
     return NULL;
+}
+
+/* Runs n workers like `like` (its id, counts and start aside), started
+ * together; their wrong and failed lookups summed into *wrong, *failed. */
+static void
+workers_run(unsigned n, const worker *like, unsigned *wrong, unsigned *failed)
+{
+    worker           *w = calloc(n, sizeof *w);
+    pthread_barrier_t start;
+    REQUIRE(w);
+    pthread_barrier_init(&start, NULL, n);
+    for (unsigned i = 0; i < n; i++) {
+        w[i] = *like;
+        w[i].id = i, w[i].wrong = w[i].failed = 0, w[i].start = &start;
+        REQUIRE(pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0);
+    }
+    *wrong = *failed = 0;
+    for (unsigned i = 0; i < n; i++) {
+        pthread_join(w[i].thread, NULL);
+        *wrong += w[i].wrong, *failed += w[i].failed;
+    }
+    pthread_barrier_destroy(&start);
+    free(w);
 }
 
 static void
@@ -106,19 +137,11 @@ run(unsigned nthreads)
      * about 250 at level 0 alone. */
     tex_config cfg = {.max_memory_mb = 1};
     REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
-    worker           *w = calloc(nthreads, sizeof *w);
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, nthreads);
-    for (unsigned i = 0; i < nthreads; i++) {
-        w[i] = (worker){.id = i, .start = &start};
-        REQUIRE(pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0);
-    }
-    unsigned wrong = 0, failed = 0;
-    for (unsigned i = 0; i < nthreads; i++) {
-        pthread_join(w[i].thread, NULL);
-        wrong += w[i].wrong;
-        failed += w[i].failed;
-    }
+    unsigned wrong, failed;
+    workers_run(
+        nthreads,
+        &(worker){.textures = names, .ntex = NTEX, .lookups = LOOKUPS, .size0 = SIZE, .size = SIZE},
+        &wrong, &failed);
     CHECK_EQ_INT(wrong, 0);
     CHECK_EQ_INT(failed, 0);
     tex_stats s;
@@ -129,8 +152,6 @@ run(unsigned nthreads)
     CHECK(s.peak_memory < (2u << 20));   /* never far over the cap */
     CHECK_EQ_U64(s.files_opened, NTEX);
     tex_stats_print(&s, "  ", stderr);
-    pthread_barrier_destroy(&start);
-    free(w);
     tex_system_destroy(ts);
 }
 
@@ -365,30 +386,6 @@ declared_make(void)
         decl[k] = texture_write("d", k, k == 0 ? BIG_SIZE : DECL_SIZE);
 }
 
-/* Every thread wants texture 0 first, then texels of textures 0..NLOOKED-1. */
-static void *
-decl_main(void *arg)
-{
-    worker     *w = arg;
-    tex_thread *tc;
-    if (tex_thread_create(ts, &tc) != TEX_OK) {
-        w->failed++;
-        return NULL;
-    }
-    uint64_t x = (w->id + 1) * 0x9E3779B97F4A7C15ULL;
-    pthread_barrier_wait(w->start);
-    for (int i = 0; i < 400; i++) {
-        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-        uint64_t r = x * 0x2545F4914F6CDD1DULL;
-        int      k = i == 0 ? 0 : (int)(r % NLOOKED);
-        uint32_t n = k == 0 ? BIG_SIZE : DECL_SIZE;
-        lookup_check(tc, decl[k], k, n, (uint32_t)(r >> 8) % n, (uint32_t)(r >> 24) % n, &w->wrong,
-                     &w->failed);
-    }
-    tex_thread_destroy(tc);
-    return NULL;
-}
-
 /* Declared files, opened on first lookup: the threads that find texture 0
  * being opened by another open declared files nobody has begun instead of
  * sleeping, so files no lookup wants get opened too (each once), while
@@ -403,19 +400,17 @@ case_declared(const char *arg)
     for (int k = 0; k < NDECL; k++)
         raw[k] = true;
     REQUIRE(tex_files_declare(ts, decl, raw, NDECL) == TEX_OK);
-    enum { THREADS = 8 };
-    worker            w[THREADS];
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, THREADS);
-    for (unsigned i = 0; i < THREADS; i++) {
-        w[i] = (worker){.id = i, .start = &start};
-        REQUIRE(pthread_create(&w[i].thread, NULL, decl_main, &w[i]) == 0);
-    }
-    unsigned wrong = 0, failed = 0;
-    for (unsigned i = 0; i < THREADS; i++) {
-        pthread_join(w[i].thread, NULL);
-        wrong += w[i].wrong, failed += w[i].failed;
-    }
+    /* Every thread wants texture 0 first, then texels of textures
+     * 0..NLOOKED-1. */
+    unsigned wrong, failed;
+    workers_run(8,
+                &(worker){.textures = decl,
+                          .ntex = NLOOKED,
+                          .lookups = 400,
+                          .size0 = BIG_SIZE,
+                          .size = DECL_SIZE,
+                          .first0 = true},
+                &wrong, &failed);
     CHECK_EQ_INT(wrong, 0);
     CHECK_EQ_INT(failed, 0);
     tex_stats st;
@@ -426,7 +421,6 @@ case_declared(const char *arg)
     CHECK(st.files_opened > NLOOKED);
     CHECK(st.files_opened <= NDECL);
     CHECK_EQ_U64(st.file_errors, 0);
-    pthread_barrier_destroy(&start);
     tex_system_destroy(ts);
 }
 

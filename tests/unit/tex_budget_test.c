@@ -63,49 +63,20 @@ png_write(const char *name, uint32_t w, uint32_t h, bool interlaced, bool zero)
     return ustr_intern_cstr(path);
 }
 
-typedef enum { JPEG_BASELINE, JPEG_PROGRESSIVE, JPEG_MULTISCAN } jpeg_kind;
-
-/* libjpeg's default progression, or one sequential scan per component. */
-static void
-jpeg_scans(struct jpeg_compress_struct *c, jpeg_kind kind)
-{
-    static jpeg_scan_info one_each[3];
-    if (kind == JPEG_PROGRESSIVE)
-        jpeg_simple_progression(c);
-    if (kind != JPEG_MULTISCAN)
-        return;
-    for (int i = 0; i < 3; i++)
-        one_each[i] = (jpeg_scan_info){.comps_in_scan = 1, .component_index = {i}, .Se = 63};
-    c->scan_info = one_each;
-    c->num_scans = 3;
-}
+typedef enum {
+    JPEG_BASELINE = TEX_TEST_JPEG_BASELINE,
+    JPEG_PROGRESSIVE = TEX_TEST_JPEG_PROGRESSIVE,
+    JPEG_MULTISCAN = TEX_TEST_JPEG_MULTISCAN,
+} jpeg_kind;
 
 /* An RGB JPEG (YCbCr 4:2:0) of the smooth test pattern. */
 static ustr
 jpeg_write(const char *name, uint32_t w, uint32_t h, jpeg_kind kind)
 {
-    uint8_t                    *pixels = tex_test_jpeg_pattern(w, h, 3);
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr       jerr;
-    unsigned char              *buf = NULL;
-    unsigned long               n = 0;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, &buf, &n);
-    c.image_width = w;
-    c.image_height = h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 90, TRUE);
-    jpeg_scans(&c, kind);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < h) {
-        JSAMPROW row = pixels + (size_t)c.next_scanline * w * 3;
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    uint8_t       *pixels = tex_test_jpeg_pattern(w, h, 3);
+    size_t         n;
+    unsigned char *buf =
+        tex_test_jpeg_encode(pixels, w, h, 3, JCS_RGB, JCS_YCbCr, (int)kind, 90, &n);
     const char *path = tex_test_path(name);
     tex_test_file_write(path, buf, n);
     free(buf);
@@ -198,6 +169,15 @@ refused(tex_system *ts, tex_thread *tc, ustr name, const char *words)
     CHECK_ONE_LINE(report_reason);
 }
 
+/* `name` loads: a lookup at its centre succeeds. */
+static void
+loads(tex_system *ts, tex_thread *tc, ustr name)
+{
+    tex_opts o = {0};
+    float    rgba[4];
+    CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_OK);
+}
+
 /* ---- cases ---- */
 
 /* An interlaced PNG within the budget gives its plain twin's texels; one
@@ -215,11 +195,7 @@ case_png(const char *arg)
     refused(ts, tc, png_write("big-a7.png", 600, 600, true, false),
             "interlaced PNG 600x600 needs 2 MiB to decode, over the texture memory budget of "
             "1 MiB (--max-memory-mb)");
-    float    rgba[4];
-    tex_opts o = {0};
-    CHECK_EQ_INT(tex_lookup(ts, tc, png_write("big.png", 600, 600, false, false), 0.5f, 0.5f, NULL,
-                            &o, rgba),
-                 TEX_OK);
+    loads(ts, tc, png_write("big.png", 600, 600, false, false));
     CHECK_EQ_INT(reports, 1);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
@@ -245,11 +221,7 @@ case_jpeg(const char *arg)
             "1 MiB (--max-memory-mb)");
     refused(ts, tc, jpeg_write("big-multi.jpg", 1024, 1024, JPEG_MULTISCAN),
             "multi-scan JPEG 1024x1024 needs 3 MiB to decode");
-    float    rgba[4];
-    tex_opts o = {0};
-    CHECK_EQ_INT(tex_lookup(ts, tc, jpeg_write("big.jpg", 1024, 1024, JPEG_BASELINE), 0.5f, 0.5f,
-                            NULL, &o, rgba),
-                 TEX_OK);
+    loads(ts, tc, jpeg_write("big.jpg", 1024, 1024, JPEG_BASELINE));
     CHECK_EQ_INT(reports, 2);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
@@ -263,11 +235,7 @@ case_exr(const char *arg)
     tex_system *ts = system_new(1);
     tex_thread *tc;
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    float    rgba[4];
-    tex_opts o = {0};
-    CHECK_EQ_INT(
-        tex_lookup(ts, tc, exr_write("small.exr", 100, 80, false), 0.5f, 0.5f, NULL, &o, rgba),
-        TEX_OK);
+    loads(ts, tc, exr_write("small.exr", 100, 80, false));
     CHECK_EQ_INT(reports, 0);
     refused(ts, tc, exr_write("big.exr", 600, 600, false),
             "scanline EXR 600x600 needs 3 MiB to decode, over the texture memory budget of 1 MiB");
@@ -289,10 +257,7 @@ case_jpeg_wide(const char *arg)
     tex_system *ts = system_new(128);
     tex_thread *tc;
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
-    ustr     name = jpeg_write("wide.jpg", 65500, 256, JPEG_PROGRESSIVE); /* JPEG_MAX_DIMENSION */
-    float    rgba[4];
-    tex_opts o = {0};
-    CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.5f, 0.5f, NULL, &o, rgba), TEX_OK);
+    loads(ts, tc, jpeg_write("wide.jpg", 65500, 256, JPEG_PROGRESSIVE)); /* JPEG_MAX_DIMENSION */
     if (reports)
         fprintf(stderr, "%s\n", report_reason);
     CHECK_EQ_INT(reports, 0);
