@@ -12,9 +12,15 @@
  * the trim also cut small parts of the subject itself (a helmet's plinth,
  * a few corners against thousands), which an image must not cut, while
  * a skybox or a stray vertex lies far off. A scene of fewer than 50
- * corners keeps its whole bounding box. */
+ * corners keeps its whole bounding box.
+ *
+ * An object is seen three-quarter, fitted to that box. A level (a box far
+ * wider than tall) is seen from what the camera sees: a view is fitted to
+ * the level's own vertices (its box's upper corners are mostly sky) and
+ * tried for how much of the image it fills (view_coverage.h). */
 #include "rt_scene.h"
 #include "scene_internal.h"
+#include "view_coverage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,8 +34,11 @@ enum { FRAME_SAMPLES = 1 << 16 };
 #define FRAME_NEAR   0.5                    /* near the box: within this of its size */
 #define FRAME_ASPECT (4.0 / 3.0)            /* the image's width over height, assumed */
 #define FRAME_FOV    (PI / 4)               /* the automatic camera's vertical field */
+#define FRAME_TAN    0.41421356237309505    /* tan(FRAME_FOV / 2), sqrt(2) - 1 */
 #define FRAME_AZIM   (PI / 4)               /* three-quarter: from the front, turned right */
 #define FRAME_ELEV   (30.0 * PI / 180)      /* ... and raised above the horizon */
+#define FRAME_FLAT   0.5                    /* a level: less tall than this of its width */
+#define FRAME_FILL   0.4                    /* a level's view: geometry on this much of it */
 
 /* The k-th smallest of v[0..n-1], reordering v: Wirth's selection, linear
  * on average. Coordinates are finite (the import checks them). */
@@ -122,48 +131,130 @@ axes(rt_up_axis up, double u[3], double front[3], double right[3])
     memcpy(right, table[a][2], sizeof table[a][2]);
 }
 
-/* How far from c, along unit `from`, a camera looking back at c with `up`
- * up sees all 8 corners of the box lo..hi, with 5% to spare, in an image
- * of FRAME_ASPECT (render's default 640x480: a wider image shows more
- * around it, a narrower one may cut its sides); never closer than the
- * box's near side. */
-static double
-fit_distance(const float lo[3], const float hi[3], const double c[3], const double from[3],
-             const double up[3])
+/* A view being fitted: looking back along unit `from` at c, with `up` up
+ * (orthonormal to it); f and r are its forward and right. */
+typedef struct aim {
+    double c[3], from[3], up[3], f[3], r[3];
+} aim;
+
+static aim
+aim_at(const double c[3], const double from[3], const double up[3])
 {
-    double f[3] = {-from[0], -from[1], -from[2]}, r[3], t = tan(FRAME_FOV / 2), d = 0;
-    r[0] = f[1] * up[2] - f[2] * up[1];
-    r[1] = f[2] * up[0] - f[0] * up[2];
-    r[2] = f[0] * up[1] - f[1] * up[0];
+    aim a;
+    for (int k = 0; k < 3; k++)
+        a.c[k] = c[k], a.from[k] = from[k], a.up[k] = up[k], a.f[k] = -from[k];
+    a.r[0] = a.f[1] * up[2] - a.f[2] * up[1];
+    a.r[1] = a.f[2] * up[0] - a.f[0] * up[2];
+    a.r[2] = a.f[0] * up[1] - a.f[1] * up[0];
+    return a;
+}
+
+/* The point p relative to the aim's centre: right, up and forward. */
+static void
+aim_local(const aim *a, const float p[3], double *x, double *y, double *z)
+{
+    *x = *y = *z = 0;
+    for (int k = 0; k < 3; k++) {
+        double d = p[k] - a->c[k];
+        *x += d * a->r[k], *y += d * a->up[k], *z += d * a->f[k];
+    }
+}
+
+/* How far from the aim's centre, along `from`, the camera must be to see
+ * p with 5% of the image to spare in an image of FRAME_ASPECT (render's
+ * default 640x480: a wider image shows more around it, a narrower one may
+ * cut its sides), and never nearer to it than `near`. */
+static double
+fit_point(const aim *a, const float p[3], double near)
+{
+    double x, y, z;
+    aim_local(a, p, &x, &y, &z);
+    /* Its depth from the camera is dist + z: it must exceed |x| / t and
+     * |y| / t, and stay ahead of the camera. */
+    return 1.05 * (fmax(fmax(fabs(x) / FRAME_ASPECT, fabs(y)) / FRAME_TAN, near) - z);
+}
+
+static double
+diagonal(const float lo[3], const float hi[3])
+{
     double size = 0;
     for (int k = 0; k < 3; k++)
         size += ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);
-    size = sqrt(size);
-    for (int corner = 0; corner < 8; corner++) {
-        double q[3], x = 0, y = 0, z = 0;
-        for (int k = 0; k < 3; k++) {
-            q[k] = (corner >> k & 1 ? hi[k] : lo[k]) - c[k];
-            x += q[k] * r[k], y += q[k] * up[k], z += q[k] * f[k];
-        }
-        /* The corner's depth from the camera is d + z: it must exceed
-         * |x| / t and |y| / t, and stay ahead of the camera. */
-        double need = fmax(fmax(fabs(x) / FRAME_ASPECT, fabs(y)) / t, 0.05 * size) - z;
-        d = fmax(d, need);
-    }
-    return d > 0 ? 1.05 * d : 1.0;
+    return sqrt(size);
 }
 
-void
-rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
+/* The distance from the aim's centre at which all 8 corners of the box
+ * lo..hi are in view (fit_point()), never nearer than its near side. */
+static double
+fit_box(const aim *a, const float lo[3], const float hi[3])
 {
-    if (s->camera.from_file && view == RT_VIEW_AUTO)
-        return; /* the scene's own camera wins */
-    const float *lo = s->focus_min, *hi = s->focus_max;
-    double       c[3], u[3], f[3], rt[3], from[3], cam_up[3];
+    double d = 0, near = 0.05 * diagonal(lo, hi);
+    for (int corner = 0; corner < 8; corner++) {
+        float q[3];
+        for (int k = 0; k < 3; k++)
+            q[k] = corner >> k & 1 ? hi[k] : lo[k];
+        d = fmax(d, fit_point(a, q, near));
+    }
+    return d > 0 ? d : 1.0;
+}
+
+static bool
+in_box(const float p[3], const float lo[3], const float hi[3])
+{
+    return p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] &&
+           p[2] <= hi[2];
+}
+
+/* The same for the scene's vertices in the box instead of its corners:
+ * nearer, where the box has empty corners (a level's walls reach up at its
+ * edges, not all over). */
+static double
+fit_vertices(const rt_scene *s, const aim *a, const float lo[3], const float hi[3])
+{
+    double d = 0, near = 0.05 * diagonal(lo, hi);
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        const float *p = &s->positions[3 * (size_t)i];
+        if (in_box(p, lo, hi))
+            d = fmax(d, fit_point(a, p, near));
+    }
+    return d > 0 ? d : fit_box(a, lo, hi);
+}
+
+/* fit_vertices() with the camera moved sideways so that the vertices'
+ * image is centred (a level seen from above lies low in an image centred
+ * on its box: its far side is smaller), then fitted again: the aim's
+ * centre moves with the camera. The distance. */
+static double
+fit_level(const rt_scene *s, aim *a, const float lo[3], const float hi[3])
+{
+    double d = fit_vertices(s, a, lo, hi);
+    double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
+    for (uint32_t i = 0; i < s->nverts; i++) {
+        const float *p = &s->positions[3 * (size_t)i];
+        double       x, y, z;
+        if (!in_box(p, lo, hi))
+            continue;
+        aim_local(a, p, &x, &y, &z);
+        x_lo = fmin(x_lo, x / (d + z)), x_hi = fmax(x_hi, x / (d + z));
+        y_lo = fmin(y_lo, y / (d + z)), y_hi = fmax(y_hi, y / (d + z));
+    }
+    if (!(x_lo <= x_hi && y_lo <= y_hi))
+        return d; /* no vertex in the box */
     for (int k = 0; k < 3; k++)
-        c[k] = 0.5 * ((double)lo[k] + hi[k]);
-    axes(up, u, f, rt);
-    double ca = cos(FRAME_AZIM), sa = sin(FRAME_AZIM), ce = cos(FRAME_ELEV), se = sin(FRAME_ELEV);
+        a->c[k] += d * (0.5 * (x_lo + x_hi) * a->r[k] + 0.5 * (y_lo + y_hi) * a->up[k]);
+    return fit_vertices(s, a, lo, hi);
+}
+
+/* The direction a camera of `view` looks back from (unit `from`) and its
+ * up, orthonormal: the world's (u), less its part along the view (the
+ * camera looks down on the scene). f and rt are a front view's direction
+ * and right (axes()); elev is the automatic view's height above the
+ * horizon, azim its turn from the front towards the right. */
+static void
+view_direction(rt_view view, double elev, double azim, const double u[3], const double f[3],
+               const double rt[3], double from[3], double cam_up[3])
+{
+    double ca = cos(azim), sa = sin(azim), ce = cos(elev), se = sin(elev);
     for (int k = 0; k < 3; k++) {
         cam_up[k] = u[k];
         switch (view) {
@@ -190,9 +281,6 @@ rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
             break;
         }
     }
-    /* The image's up: the world's, less its part along the view (the
-     * camera looks down on the scene), so that forward and up stay
-     * orthonormal. */
     double along = cam_up[0] * from[0] + cam_up[1] * from[1] + cam_up[2] * from[2], len = 0;
     for (int k = 0; k < 3; k++) {
         cam_up[k] -= along * from[k];
@@ -200,9 +288,72 @@ rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
     }
     for (int k = 0; k < 3; k++)
         cam_up[k] /= sqrt(len);
-    double d = fit_distance(lo, hi, c, from, cam_up);
+}
+
+/* Whether the box lo..hi is a level's rather than an object's: less than
+ * FRAME_FLAT of its width tall along up (axis `a`). */
+static bool
+level_like(const float lo[3], const float hi[3], int a)
+{
+    double wide = 0;
+    for (int k = 0; k < 3; k++)
+        if (k != a)
+            wide = fmax(wide, (double)hi[k] - lo[k]);
+    return (double)hi[a] - lo[a] < FRAME_FLAT * wide;
+}
+
+/* A level's automatic view, from what the camera sees: the first of these
+ * views (elevation above the horizon, azimuth from the front towards the
+ * right; in degrees) that puts geometry on FRAME_FILL of the image, else
+ * the one that puts the most; each fitted to the level's vertices. A low
+ * three-quarter view shows a level's depth; but from 30 degrees a wide
+ * flat one is a thin band across a black image, and a square one seen
+ * across its corner a diamond that fills half its frame. */
+static const struct {
+    double elev, azim;
+} level_views[] = {{30, 45}, {45, 45}, {30, 0}, {45, 0}, {60, 45}, {60, 0}, {75, 0}};
+
+static void
+level_view(const rt_scene *s, const float lo[3], const float hi[3], const double c[3],
+           const double u[3], const double f[3], const double rt[3], double *elev, double *azim)
+{
+    double most = -1;
+    for (size_t i = 0; i < sizeof level_views / sizeof *level_views; i++) {
+        double e = level_views[i].elev * PI / 180, a = level_views[i].azim * PI / 180;
+        double from[3], up[3];
+        view_direction(RT_VIEW_AUTO, e, a, u, f, rt, from, up);
+        aim         at = aim_at(c, from, up);
+        double      d = fit_level(s, &at, lo, hi);
+        rt__pinhole cam = {.tan_half = FRAME_TAN, .aspect = FRAME_ASPECT};
+        for (int k = 0; k < 3; k++)
+            cam.position[k] = at.c[k] + d * from[k], cam.forward[k] = -from[k], cam.up[k] = up[k];
+        double got = rt__view_coverage(s, lo, hi, &cam);
+        if (got > most)
+            most = got, *elev = e, *azim = a;
+        if (got >= FRAME_FILL)
+            return;
+    }
+}
+
+void
+rt_scene_frame(rt_scene *s, rt_up_axis up, rt_view view)
+{
+    if (s->camera.from_file && view == RT_VIEW_AUTO)
+        return; /* the scene's own camera wins */
+    const float *lo = s->focus_min, *hi = s->focus_max;
+    double       c[3], u[3], f[3], rt[3], from[3], cam_up[3], elev = FRAME_ELEV, azim = FRAME_AZIM;
+    for (int k = 0; k < 3; k++)
+        c[k] = 0.5 * ((double)lo[k] + hi[k]);
+    axes(up, u, f, rt);
+    int  a = u[0] != 0 ? 0 : u[1] != 0 ? 1 : 2;
+    bool level = view == RT_VIEW_AUTO && level_like(lo, hi, a);
+    if (level)
+        level_view(s, lo, hi, c, u, f, rt, &elev, &azim);
+    view_direction(view, elev, azim, u, f, rt, from, cam_up);
+    aim    at = aim_at(c, from, cam_up);
+    double d = level ? fit_level(s, &at, lo, hi) : fit_box(&at, lo, hi);
     for (int k = 0; k < 3; k++) {
-        s->camera.position[k] = (float)(c[k] + d * from[k]);
+        s->camera.position[k] = (float)(at.c[k] + d * from[k]);
         s->camera.forward[k] = (float)-from[k];
         s->camera.up[k] = (float)cam_up[k];
     }

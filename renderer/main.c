@@ -343,22 +343,29 @@ textures_start(run *u, char err[RT_ERR_LEN])
     return true;
 }
 
-/* A note when most of the scene's triangles are metal and nothing is
- * around it: a metal shows its surroundings, and with no --envmap those
- * are black (a sphere grid of metals rendered black, with no hint). */
+/* A note when most of the scene's triangles are metal or glass (a blend
+ * that lets most light through) and nothing is around it: they show their
+ * surroundings, and with no --envmap those are black (a sphere grid of
+ * metals rendered black, with no hint). */
 static void
-metal_note(const rt_options *o, const rt_scene *s)
+surroundings_note(const rt_options *o, const rt_scene *s)
 {
     if (o->integrator != RT_INTEGRATOR_PATH || o->envmap || o->quiet)
         return; /* before the count: a pass over every triangle at start-up */
-    uint64_t metal = 0;
-    for (uint32_t t = 0; t < s->ntris; t++)
-        metal += s->materials[rt_scene_material_of(s, t)].metallic >= 0.5f;
-    if (2 * metal > s->ntris)
+    uint64_t metal = 0, glass = 0;
+    for (uint32_t t = 0; t < s->ntris; t++) {
+        const rt_material *m = &s->materials[rt_scene_material_of(s, t)];
+        metal += m->metallic >= 0.5f;
+        glass += m->metallic < 0.5f && m->alpha_blend && m->base_color[3] < 0.5f;
+    }
+    if (2 * (metal + glass) > s->ntris)
         fprintf(stderr,
-                "render: note: %s is mostly metal, which shows its surroundings: with no "
+                "render: note: %s is mostly %s, which shows its surroundings: with no "
                 "--envmap they are black (--envmap FILE.exr gives it some)\n",
-                o->scene);
+                o->scene,
+                !glass   ? "metal"
+                : !metal ? "glass"
+                         : "metal and glass");
 }
 
 /* Everything before the render: the checks that need no scene, the scene,
@@ -413,9 +420,13 @@ run_setup(run *u, char err[RT_ERR_LEN])
             fprintf(stderr, "render: note: %s is flat along z: taken as z-up (--up y: y-up)\n",
                     o->scene);
     }
-    rt_scene_frame(u->scene, o->up, o->view); /* --up, --view: the automatic camera */
+    /* --up, --view: the automatic camera anew. The import framed it for
+     * the scene's own up and the automatic view already; a level's view
+     * costs a few passes over its triangles, not to be paid twice. */
+    if (o->view != RT_VIEW_AUTO || o->up != u->scene->up)
+        rt_scene_frame(u->scene, o->up, o->view);
     if (u->rank == 0)
-        metal_note(o, u->scene);
+        surroundings_note(o, u->scene);
     u->stats->load_secs = rt_now() - t0;
     /* From here on, decoded images (megabytes each, freed once their tiles
      * are cut) go straight back to the system. glibc's default raises its

@@ -178,9 +178,13 @@ typedef enum rt_view {
 } rt_view;
 
 /* Frames s->camera on the geometry that matters (s->focus_min..focus_max)
- * from `view`, far enough out that the box's bounding sphere fills a 45
- * degree vertical field of view, looking at its centre with `up` up, and
- * aims the default light (s->default_light) from behind the new camera.
+ * from `view`, far enough out that the box's corners fit a 45 degree
+ * vertical field of view in a 4:3 image, looking at its centre with `up`
+ * up, and aims the default light (s->default_light) from behind the new
+ * camera. RT_VIEW_AUTO of a level (the box less than half as tall along
+ * `up` as it is wide) is instead the first of several views, 30 to 75
+ * degrees up, fitted to the vertices in the box, that puts them on 40% of
+ * the image (else the one that puts the most).
  * A camera from the file is kept unless `view` is not RT_VIEW_AUTO: the
  * scene's own camera wins unless a view is asked for. rt_scene_load()
  * frames a scene without a camera as (RT_UP_Y, RT_VIEW_AUTO). */

@@ -264,7 +264,9 @@ rt__material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
 
     /* glTF alphaMode MASK cuts at alphaCutoff (default 0.5); BLEND is
      * stochastic transparency. An OBJ map_d is a cut-out: 0.5 on its
-     * opacity. */
+     * opacity; an OBJ 'd' under 1 (glass, a window) blends, as it
+     * dissolves in the programs that write it. glTF's OPAQUE ignores its
+     * alpha. */
     m->alpha_cutoff = -1.0f;
     bool mode = aiGetMaterialString(mat, AI_MATKEY_GLTF_ALPHAMODE, &str) == aiReturn_SUCCESS;
     if (mode && strcmp(str.data, "MASK") == 0)
@@ -273,6 +275,8 @@ rt__material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
         m->alpha_blend = true;
     else if (m->slots[RT_SLOT_OPACITY].filename)
         m->alpha_cutoff = 0.5f;
+    else if (!mode && m->base_color[3] < 1)
+        m->alpha_blend = true;
     return RT_OK;
 }
 

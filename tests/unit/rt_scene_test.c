@@ -4,6 +4,7 @@
 #include "check.h"
 #include "rt_paths.h"
 #include "rt_scene.h"
+#include "view_coverage.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -1046,6 +1047,18 @@ case_paths_fd(const char *arg)
             rmdir(tmp_path("out")) == 0);
 }
 
+/* The scene in the test's folder under `name`, its names interned in
+ * *strings (yours to destroy after the scene). */
+static rt_scene *
+tmp_scene(const char *name, ustr_table **strings)
+{
+    REQUIRE(ustr_table_create(NULL, strings) == USTR_OK);
+    rt_scene *s = NULL;
+    char      err[RT_ERR_LEN];
+    REQUIRE(rt_scene_load(tmp_path(name), *strings, &s, err) == RT_OK);
+    return s;
+}
+
 /* An OBJ of n small triangles near the origin and one at x = 1e6, its
  * names interned in *strings (yours to destroy after the scene). */
 static rt_scene *
@@ -1057,11 +1070,7 @@ outlier_obj(unsigned n, ustr_table **strings)
         fprintf(f, "v %u 0 0\nv %u.5 0 0\nv %u 1 0\nf -3 -2 -1\n", i % 10, i % 10, i % 10);
     fprintf(f, "v 1e6 0 0\nv 1000001 0 0\nv 1e6 1 0\nf -3 -2 -1\n");
     REQUIRE(fclose(f) == 0);
-    REQUIRE(ustr_table_create(NULL, strings) == USTR_OK);
-    rt_scene *s = NULL;
-    char      err[RT_ERR_LEN];
-    REQUIRE(rt_scene_load(tmp_path("outlier.obj"), *strings, &s, err) == RT_OK);
-    return s;
+    return tmp_scene("outlier.obj", strings);
 }
 
 static float
@@ -1117,13 +1126,14 @@ case_framing(const char *arg)
         CHECK(dot3f(s->lights[0].direction, c->forward) > 0.2f);
         CHECK(dot3f(s->lights[0].direction, c->up) < -0.5f);
     }
-    /* Three-quarter, z up: from the front (-y), right (+x) and above. */
+    /* A strip flat along z, as a level seen z-up: from the front (-y),
+     * turned right (+x) or not, from 30 to 75 degrees above. */
     rt_scene_frame(s, RT_UP_Z, RT_VIEW_AUTO);
-    CHECK(s->camera.forward[0] < -0.5f && s->camera.forward[1] > 0.5f);
-    CHECK_NEAR(s->camera.forward[2], -0.5);
+    CHECK(s->camera.forward[0] <= 0 && s->camera.forward[1] > 0.25f);
+    CHECK(s->camera.forward[2] <= -0.49f && s->camera.forward[2] >= -0.97f);
     CHECK_NEAR(dot3f(s->camera.forward, s->camera.up), 0.0); /* orthonormal */
     CHECK_NEAR(dot3f(s->camera.up, s->camera.up), 1.0);
-    CHECK(s->camera.up[2] > 0.8f);
+    CHECK(s->camera.up[2] > 0.25f);
     /* A file's camera wins over RT_VIEW_AUTO, not over another view. */
     s->camera.from_file = true;
     s->camera.position[2] = 42;
@@ -1135,8 +1145,75 @@ case_framing(const char *arg)
     ustr_table_destroy(strings);
 }
 
+/* A scene from OBJ text, its names interned in *strings. */
+static rt_scene *
+obj_scene(const char *text, ustr_table **strings)
+{
+    FILE *f = fopen(tmp_path("scene.obj"), "w");
+    REQUIRE(f && fputs(text, f) >= 0 && fclose(f) == 0);
+    return tmp_scene("scene.obj", strings);
+}
+
+/* What a camera sees: a square of side 2 facing a camera that fits its
+ * height to the image covers 3/4 of the 4:3 grid; one corner out of the
+ * box, or behind the camera, and it counts for nothing. */
+static void
+case_view_coverage(const char *arg)
+{
+    (void)arg;
+    ustr_table *strings;
+    rt_scene   *s = obj_scene("v -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 1 2 3 4\n", &strings);
+    double      t = 0.5;
+    rt__pinhole cam = {{0, 0, 1 / t}, {0, 0, -1}, {0, 1, 0}, t, 4.0 / 3};
+    float       lo[3] = {-1, -1, 0}, hi[3] = {1, 1, 0};
+    CHECK_NEAR(rt__view_coverage(s, lo, hi, &cam), 0.75);
+    cam.position[2] = 2 / t; /* twice as far: a quarter of that, to a cell */
+    CHECK(fabs(rt__view_coverage(s, lo, hi, &cam) - 0.75 / 4) < 0.01);
+    cam.position[0] = 1000; /* looking past it */
+    CHECK(rt__view_coverage(s, lo, hi, &cam) == 0);
+    cam.position[0] = 0, cam.position[2] = -1; /* behind the camera */
+    CHECK(rt__view_coverage(s, lo, hi, &cam) == 0);
+    cam.position[2] = 1 / t, hi[0] = 0.5; /* two corners out of the box */
+    CHECK(rt__view_coverage(s, lo, hi, &cam) == 0);
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+}
+
+/* The automatic view of an object stays three-quarter, 30 degrees up; a
+ * level (a floor of 40x40 ringed by walls 2 high) is seen from higher,
+ * so that it fills at least 0.4 of the image where 30 degrees left it a
+ * band across the middle. */
+static void
+case_framing_level(const char *arg)
+{
+    (void)arg;
+    ustr_table *strings;
+    rt_scene   *s = obj_scene("v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\n"
+                                "v -1 3 -1\nv 1 3 -1\nv 1 3 1\nv -1 3 1\n"
+                                "f 1 2 3 4\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n",
+                              &strings);
+    CHECK_NEAR(s->camera.forward[1], -0.5); /* a tower: sin 30 degrees */
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+    s = obj_scene("v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\n"
+                  "v -20 2 -20\nv 20 2 -20\nv 20 2 20\nv -20 2 20\n"
+                  "f 1 2 3 4\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n",
+                  &strings);
+    CHECK(s->camera.forward[1] < -0.6f); /* higher than 30 degrees */
+    float       lo[3] = {-20, 0, -20}, hi[3] = {20, 2, 20};
+    rt__pinhole cam = {.tan_half = tan(s->camera.yfov / 2), .aspect = 4.0 / 3};
+    for (int k = 0; k < 3; k++)
+        cam.position[k] = s->camera.position[k], cam.forward[k] = s->camera.forward[k],
+        cam.up[k] = s->camera.up[k];
+    CHECK(rt__view_coverage(s, lo, hi, &cam) >= 0.4);
+    rt_scene_free(s);
+    ustr_table_destroy(strings);
+}
+
 static const rt_test_case cases[] = {
     {"framing", case_framing},
+    {"framing_level", case_framing_level},
+    {"view_coverage", case_view_coverage},
     {"obj", case_obj},
     {"ply", case_ply},
     {"join", case_join},
