@@ -569,5 +569,7 @@ rt__import_check(int fd, uint64_t budget, rt__format *format, rt__gltf_facts *fa
         snprintf(err, RT_ERR_LEN, "cannot read: %s", strerror(errno));
         return RT_ERR_OPEN;
     }
-    return check_fd(fd, (uint64_t)st.st_size, budget, format, facts, err);
+    rt_result r = check_fd(fd, (uint64_t)st.st_size, budget, format, facts, err);
+    facts->gltf = r == RT_OK && *format == RT_FORMAT_GLTF;
+    return r;
 }

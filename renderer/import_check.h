@@ -42,6 +42,7 @@
 typedef struct rt__gltf_graph rt__gltf_graph;
 
 typedef struct rt__gltf_facts {
+    bool            gltf; /* the bytes are glTF's (JSON or GLB), whatever the file's name */
     char            required[RT_ERR_LEN], used[RT_ERR_LEN];
     float          *strength, *specular;
     uint32_t        nstrength, nspecular;

@@ -166,6 +166,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
     mesh_join *joins = NULL;
     rt_result  r = RT_ERR_NOMEM;
 
+    s->gltf = extra ? extra->gltf : rt__path_is_gltf(path);
     pub->path = rt__scene_strdup(s, path);
     pub->folder = rt__scene_keep(s, path_folder(path));
     if (!pub->path || !pub->folder)
@@ -257,7 +258,7 @@ scene_fill(const struct aiScene *ai, const char *path, ustr_table *strings,
         goto out;
     }
     rt_scene_frame_bounds(pub, pub->focus_min, pub->focus_max);
-    rt__camera_load(ai, pub);
+    rt__camera_load(ai, s);
     if (!pub->camera.from_file)
         rt_scene_frame(pub, RT_UP_Y, RT_VIEW_AUTO);
     double cam[3] = {pub->camera.position[0], pub->camera.position[1], pub->camera.position[2]};

@@ -26,7 +26,8 @@
  * (path, folder, material names, slot filenames, embedded names) is one
  * malloc listed here, so rt_scene_free() needs no per-field knowledge. */
 typedef struct scene_priv {
-    rt_scene pub; /* first, so an rt_scene * is a scene_priv * */
+    rt_scene pub;  /* first, so an rt_scene * is a scene_priv * */
+    bool     gltf; /* glTF by its bytes (rt__gltf_facts), else by its name */
     char   **strs;
     size_t   nstrs, capstrs;
 } scene_priv;
@@ -203,8 +204,8 @@ typedef struct load_ctx {
  * RT_ERR_NOMEM. */
 rt_result rt__embedded_load(load_ctx *c);
 
-/* Whether `path` names a glTF (.gltf or .glb, any case): what assimp's
- * glTF importer made, whose conventions some readers undo. */
+/* Whether `path` names a glTF (.gltf or .glb, any case): the guess where
+ * no check read the file's bytes (scene_priv.gltf). */
 bool rt__path_is_gltf(const char *path);
 
 /* Fills *m, zeroed by the caller, from `mat`: its name, its factors (a
@@ -228,9 +229,9 @@ void rt__specular_factors(rt_scene *s, const rt__gltf_facts *extra);
 
 /* s->camera from the file's first camera, in world space (from_file set);
  * a file without one leaves it as it is. A degenerate frame or field of
- * view is replaced by a usable one. Reads s->path (how old an importer
+ * view is replaced by a usable one. Reads s->gltf (how old an importer
  * read a glTF's camera). Cannot fail. */
-void rt__camera_load(const struct aiScene *ai, rt_scene *s);
+void rt__camera_load(const struct aiScene *ai, scene_priv *s);
 
 /* s->lights, s->nlights: the file's point, spot and directional lights, in
  * world space, directions normalised: one per node that holds one where

@@ -81,9 +81,9 @@ camera_basis(double fwd[3], double up[3])
  * importer writes mHorizontalFOV = yfov * aspectRatio (yfov without an
  * aspect) and copies the camera node's translation into mPosition. */
 static bool
-gltf_old_assimp(const char *path)
+gltf_old_assimp(const scene_priv *s)
 {
-    if (!rt__path_is_gltf(path))
+    if (!s->gltf)
         return false;
     unsigned major = aiGetVersionMajor(), minor = aiGetVersionMinor();
     return major < 5 || (major == 5 && minor < 3);
@@ -92,15 +92,16 @@ gltf_old_assimp(const char *path)
 /* The file's first camera, if it has one (rt_scene_frame() makes one
  * otherwise). */
 void
-rt__camera_load(const struct aiScene *ai, rt_scene *s)
+rt__camera_load(const struct aiScene *ai, scene_priv *priv)
 {
+    rt_scene *s = &priv->pub;
     if (ai->mNumCameras == 0 || !ai->mCameras[0])
         return;
     const struct aiCamera *c = ai->mCameras[0];
     rt_camera             *cam = &s->camera;
     double                 fwd[3], up[3], pos[3];
     xform                  x = node_transform(ai, &c->mName);
-    bool                   old = gltf_old_assimp(s->path);
+    bool                   old = gltf_old_assimp(priv);
     struct aiVector3D      p = c->mPosition;
     /* mPosition is relative to the node; where an old glTF importer copied
      * the node's own translation there, count it once. */

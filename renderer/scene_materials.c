@@ -189,7 +189,7 @@ slot_load(load_ctx *c, const struct aiMaterial *mat, rt_slot slot, rt_texture_sl
         out->filename = name;
         out->filename_len = strlen(name);
         out->uv = uv == 1 ? 1 : 0; /* the scene keeps UV sets 0 and 1 */
-        if (rt__path_is_gltf(c->s->pub.path))
+        if (c->s->gltf)
             uv_transform_load(mat, type, out);
         out->name = ustr_table_intern(c->strings, name, out->filename_len);
         if (!out->name)

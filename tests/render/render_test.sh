@@ -1012,6 +1012,12 @@ GLTF
         '"cameras": [{"type": "perspective", "perspective": {"yfov": 0.5, "znear": 0.1}}]' >"$tmp/cam.gltf"
     covered cam.gltf >/dev/null
     [ "$(from)" = file ] && [ "$(cam position 2)" = 4 ] || fail "the file's camera: $(from) at z $(cam position 2)"
+    # The same glTF under another name is read as glTF throughout: its
+    # camera where its node says (assimp 5.2's glTF camera, undone by what
+    # the bytes are, not by the name; it was at z 8).
+    cp "$tmp/cam.gltf" "$tmp/cam.scene"
+    covered cam.scene >/dev/null
+    [ "$(cam position 2)" = 4 ] || fail "a glTF named .scene: its camera at z $(cam position 2)"
     covered cam.gltf --up z >/dev/null
     [ "$(from)" = file ] || fail "--up alone replaced the file's camera"
     covered cam.gltf --view right >/dev/null
