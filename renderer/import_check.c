@@ -286,12 +286,42 @@ sparse_fits(const gltf_doc *d, const cJSON *acc, const cJSON *sparse)
                             element_bytes(acc));
 }
 
+/* An accessor's own elements (count of them, byteStride apart where its
+ * view says) lie inside its buffer view. Assimp checks this itself, except
+ * under a sparse accessor, whose base elements it copied past the view's
+ * end (found by fuzz-import). */
+static bool
+base_fits(const gltf_doc *d, const cJSON *acc, uint64_t esize)
+{
+    uint64_t v, off, len, count, stride;
+    if (!cJSON_GetObjectItemCaseSensitive(acc, "bufferView"))
+        return true; /* none: zeros, made up (the budget below) */
+    if (!member_u64(acc, "bufferView", UINT64_MAX, &v))
+        return false;
+    const cJSON *view = v < INT32_MAX ? cJSON_GetArrayItem(d->views, (int)v) : NULL;
+    if (!view_length(d, v, &len) || !member_u64(acc, "byteOffset", 0, &off) ||
+        !member_u64(acc, "count", 0, &count) || !member_u64(view, "byteStride", esize, &stride))
+        return false;
+    if (count == 0 || esize == 0)
+        return true; /* nothing to read, or assimp refuses the type */
+    stride = stride > esize ? stride : esize;
+    return off <= len && count - 1 <= (len - off) / stride &&
+           (count - 1) * stride + esize <= len - off;
+}
+
 /* Accessor i's data is in the file, or small enough to make up. */
 static rt_result
 accessor_check(const gltf_doc *d, const cJSON *acc, int i, char err[RT_ERR_LEN])
 {
     uint64_t     count, esize = element_bytes(acc);
     const cJSON *sparse = cJSON_GetObjectItemCaseSensitive(acc, "sparse");
+    if (sparse && !base_fits(d, acc, esize)) {
+        snprintf(err, RT_ERR_LEN,
+                 "not a scene file: glTF accessor %d is sparse, and its own elements run past "
+                 "its buffer view",
+                 i);
+        return RT_ERR_FORMAT;
+    }
     if (sparse && !sparse_fits(d, acc, sparse)) {
         snprintf(err, RT_ERR_LEN,
                  "not a scene file: glTF accessor %d is sparse, and its indices or values are "

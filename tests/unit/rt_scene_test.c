@@ -956,6 +956,18 @@ static const struct {
      RT_ERR_FORMAT,
      "not a scene file: glTF accessor 0 is sparse, and its indices or values are not all in a "
      "buffer view"},
+    /* A sparse accessor whose own 3 VEC4 (48 bytes) lie in a 36-byte view
+     * (assimp copied them past its end; found by fuzz-import). */
+    {"sparse-base.gltf",
+     "{\"asset\": {\"version\": \"2.0\"}, \"accessors\": [{\"bufferView\": 0, \"count\": 3, "
+     "\"componentType\": 5126, \"type\": \"VEC4\", \"sparse\": {\"count\": 1, "
+     "\"indices\": {\"bufferView\": 1, \"componentType\": 5121}, \"values\": "
+     "{\"bufferView\": 0}}}], \"bufferViews\": [{\"buffer\": 0, \"byteLength\": 36}, "
+     "{\"buffer\": 0, \"byteLength\": 1}], \"buffers\": [{\"byteLength\": 36, \"uri\": "
+     "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA\"}]}",
+     RT_ERR_FORMAT,
+     "not a scene file: glTF accessor 0 is sparse, and its own elements run past its buffer "
+     "view"},
     {"nan.obj", "v nan nan nan\nv nan 0 0\nv inf 0 0\nf 1 2 3\n", RT_ERR_EMPTY,
      "no triangles: no vertex position is a number (NaN or infinite)"},
     /* An ASE file (assimp's ASE importer crashed on mutations of one):
