@@ -310,46 +310,81 @@ nomem:
 }
 
 /* Spilling a decoded image (PNG, JPEG, scanline EXR) as its rows arrive:
- * level 0's rows and, through a MIP chain, every level's, cut into tiles a
- * band at a time (tex_mip_chain_new()). No level is ever whole in memory:
- * a 16384x16384 16-bit texture took 2 GB when level 0 was decoded whole
- * and levels were made from it, and now takes a few rows of tiles. */
+ * level 0's rows and, through a MIP chain, every level's, each row cut into
+ * its level's rows of tiles as it comes (tex_mip_chain_new(), bands of one
+ * row: no copy of the row before it is cut), and rows of tiles written out
+ * a few at a time. No level is ever whole in memory: a 16384x16384 16-bit
+ * texture took 2 GB when level 0 was decoded whole and levels were made
+ * from it, and now takes a few rows of tiles per level (SPILL_STAGE_BYTES,
+ * or one row where a row is larger). */
 typedef struct spill_job {
     tex_system    *ts;
     tex_thread    *tc;
     tex__file     *f;
     tex_mip_chain *chain;
-    unsigned char *tiles;    /* a row of level 0's tiles */
-    bool           constant; /* every pixel so far is f->constant_texel */
-    uint64_t       charged;  /* what the decode holds beyond its rows (tex__decode_reserve()) */
+    unsigned char *tiles;        /* each level's rows of tiles being cut, level 0's first */
+    size_t         tiles_at[32]; /* where level l's start in it (17 levels at TEX_MAX_DIM) */
+    uint32_t       stage[32];    /* how many rows of tiles level l holds before writing them */
+    bool           constant;     /* every pixel so far is f->constant_texel */
+    uint64_t       charged;      /* what the decode holds beyond its rows (tex__decode_reserve()) */
 } spill_job;
 
-/* One band of TEX__TILE rows (fewer at the bottom) cut into a row of tiles,
- * edge tiles zero-padded, and written to its level's range of the spill
- * file. */
+/* Rows of tiles a level gathers to write at once, up to this many bytes:
+ * the spill file's writes cost per page, and about half as much per byte
+ * in writes of 200 KB as in writes of 12 KB (a small level's tile), which
+ * also read back faster. */
+#define SPILL_STAGE_BYTES ((size_t)256 << 10)
+
+/* Writes rows of tiles first .. first + n - 1 of level l, cut into
+ * `tiles`, the last of them `rows` rows deep, to the level's range of the
+ * spill file. Rows below the image are not written where they need not be
+ * (tile_load() zeroes them as it reads): a level one tile wide, below 64
+ * rows, spills its rows, not 64 of them (nearly half of a 128x128 file's
+ * tiles were such padding). */
 static tex_result
-spill_band(void *ctx, uint32_t l, uint32_t y0, const tex_image *band, char err[TEX_ERR_LEN])
+tiles_write(spill_job *j, const tex__level *lv, unsigned char *tiles, uint32_t first, uint32_t n,
+            uint32_t rows, char err[TEX_ERR_LEN])
 {
-    spill_job  *j = ctx;
-    tex__level *lv = &j->f->levels[l];
-    size_t      tile_bytes = j->f->tile_bytes, row_bytes = (size_t)lv->tiles_x * tile_bytes;
-    size_t      px = (size_t)band->nchannels * tex_type_size(band->type);
-    memset(j->tiles, 0, row_bytes);
-    for (uint32_t y = 0; y < band->height; y++) {
-        const unsigned char *in =
-            (const unsigned char *)band->pixels + (size_t)y * band->width * px;
-        for (uint32_t tx = 0; tx < lv->tiles_x; tx++) {
-            uint32_t x0 = tx * TEX__TILE,
-                     w = band->width - x0 < TEX__TILE ? band->width - x0 : TEX__TILE;
-            memcpy(j->tiles + tx * tile_bytes + (size_t)y * TEX__TILE * px, in + x0 * px, w * px);
-        }
+    size_t tile_bytes = j->f->tile_bytes, row_bytes = (size_t)lv->tiles_x * tile_bytes;
+    size_t bytes = (size_t)n * row_bytes, tile_row = tile_bytes / TEX__TILE;
+    if (rows < TEX__TILE && lv->tiles_x == 1) {
+        bytes -= (TEX__TILE - rows) * tile_row;
+    } else if (rows < TEX__TILE) { /* tiles side by side: their padding goes too, zeroed */
+        unsigned char *last = tiles + (size_t)(n - 1) * row_bytes;
+        for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
+            memset(last + tx * tile_bytes + rows * tile_row, 0, (TEX__TILE - rows) * tile_row);
     }
-    uint64_t at = lv->spill_offset + (uint64_t)(y0 / TEX__TILE) * row_bytes;
-    return tex__spill_write(j->ts, j->tiles, row_bytes, at, err);
+    return tex__spill_write(j->ts, tiles, bytes, lv->spill_offset + (uint64_t)first * row_bytes,
+                            err);
+}
+
+/* Row y of level l (a band of one row) cut into the level's rows of tiles,
+ * the columns right of the image zeroed; written out once the level's
+ * stage is full, or with its last row. */
+static tex_result
+spill_band(void *ctx, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
+{
+    spill_job           *j = ctx;
+    tex__level          *lv = &j->f->levels[l];
+    size_t               tile_bytes = j->f->tile_bytes, px = tile_bytes / (TEX__TILE * TEX__TILE);
+    uint32_t             band = y / TEX__TILE, slot = band % j->stage[l], ty = y % TEX__TILE;
+    unsigned char       *staged = j->tiles + j->tiles_at[l];
+    unsigned char       *tiles = staged + (size_t)slot * lv->tiles_x * tile_bytes;
+    const unsigned char *in = row->pixels;
+    for (uint32_t tx = 0, x0 = 0; tx < lv->tiles_x; tx++, x0 += TEX__TILE) {
+        uint32_t       w = row->width - x0 < TEX__TILE ? row->width - x0 : TEX__TILE;
+        unsigned char *out = tiles + tx * tile_bytes + (size_t)ty * TEX__TILE * px;
+        memcpy(out, in + x0 * px, w * px);
+        memset(out + w * px, 0, (TEX__TILE - w) * px);
+    }
+    bool last = y + 1 == lv->height;
+    if (!last && (ty + 1 < TEX__TILE || slot + 1 < j->stage[l]))
+        return TEX_OK;
+    return tiles_write(j, lv, staged, band - slot, slot + 1, ty + 1, err);
 }
 
 /* At the first row: the file's shape, its level table, each level's range
- * of the spill file, and the chain. */
+ * of the spill file and rows of tiles, and the chain. */
 static tex_result
 spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
 {
@@ -368,17 +403,22 @@ spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
     tex_result r = levels_init(f, NULL, nlevels, TEX__TILE, TEX__TILE, err);
     if (r != TEX_OK)
         return r;
+    size_t tiles = 0;
     for (uint32_t l = 0; l < nlevels; l++) {
         tex__level *lv = &f->levels[l];
-        lv->spill_offset =
-            tex__spill_reserve(j->ts, (uint64_t)lv->tiles_x * lv->tiles_y * f->tile_bytes);
+        size_t      row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
+        lv->spill_offset = tex__spill_reserve(j->ts, (uint64_t)lv->tiles_y * row_bytes);
+        uint32_t stage = (uint32_t)(SPILL_STAGE_BYTES / row_bytes);
+        j->stage[l] = stage < 1 ? 1 : stage < lv->tiles_y ? stage : lv->tiles_y;
+        j->tiles_at[l] = tiles;
+        tiles += j->stage[l] * row_bytes;
     }
-    j->tiles = malloc((size_t)f->levels[0].tiles_x * f->tile_bytes);
+    j->tiles = malloc(tiles);
     if (!j->tiles) {
         snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
         return TEX_ERR_NOMEM;
     }
-    return tex_mip_chain_new(&s, nlevels, TEX__TILE, spill_band, j, &j->chain, err);
+    return tex_mip_chain_new(&s, nlevels, 1, spill_band, j, &j->chain, err);
 }
 
 /* Whether every pixel of a row has the bytes of the image's first: a pass

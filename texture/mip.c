@@ -19,8 +19,7 @@
  * thresholds v reaches, which is exactly tex_linear_to_srgb(v) * 255
  * rounded. srgb_start[i] is that count at i / SRGB_CELLS: the curve's
  * steepest slope (12.92 * 255 codes per unit, near 0) crosses at most one
- * threshold per cell, so encoding is one table read and at most two
- * comparisons. */
+ * threshold per cell, so encoding is one table read and one comparison. */
 enum { SRGB_CELLS = 4096 };
 static float          srgb_down[256], srgb_up[256];
 static uint8_t        srgb_start[SRGB_CELLS + 1];
@@ -42,14 +41,15 @@ srgb_tables(void)
     }
 }
 
-/* v in [0, 1]. */
+/* v in [0, 1]. A cell holds at most one threshold (above), so one
+ * comparison, added rather than branched on: whether a sample crosses the
+ * threshold in its cell is as random as the image, and the loop's branch
+ * was mispredicted that often. */
 static inline uint8_t
 srgb_encode_u8(float v)
 {
     int code = srgb_start[(int)(v * SRGB_CELLS)];
-    while (v >= srgb_up[code])
-        code++;
-    return (uint8_t)code;
+    return (uint8_t)(code + (v >= srgb_up[code]));
 }
 
 /* One channel sample as linear float. */
@@ -209,6 +209,37 @@ taps_row(const taps *t, const float *in, float *out, uint32_t m, uint32_t nc)
     }
 }
 
+/* One channel of one output texel of the 8-bit halving: the mean of
+ * p[0], p[nc] (top) and q[0], q[nc] (bottom), rows first, decoded by
+ * `lut` and encoded again. */
+static inline __attribute__((always_inline)) uint8_t
+halve_u8_one(const float *lut, bool srgb, const uint8_t *p, const uint8_t *q, uint32_t nc)
+{
+    float upper = 0.5f * (lut[p[0]] + lut[p[nc]]);
+    float lower = 0.5f * (lut[q[0]] + lut[q[nc]]);
+    float v = 0.5f * (upper + lower);
+    return srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+}
+
+/* halve_u8_row() for nc channels, sRGB colour or not: inlined with both
+ * constant, so that which table and which encoding each channel takes is
+ * settled at compile time, not per texel (a quarter of a MIP build's
+ * instructions were these choices, callgrind). Alpha, the last of 2 or 4,
+ * is never sRGB. */
+static inline __attribute__((always_inline)) void
+halve_u8_nc(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w, uint32_t nc,
+            bool srgb, const float *unorm)
+{
+    uint32_t     ncolour = nc == 2 || nc == 4 ? nc - 1 : nc;
+    const float *colour = srgb ? srgb_down : unorm;
+    for (uint32_t x = 0; x < w; x++, out += nc) {
+        const uint8_t *p = top + 2 * (size_t)x * nc, *q = bottom + 2 * (size_t)x * nc;
+        for (uint32_t c = 0; c < nc; c++)
+            out[c] = c < ncolour ? halve_u8_one(colour, srgb, p + c, q + c, nc)
+                                 : halve_u8_one(unorm, false, p + c, q + c, nc);
+    }
+}
+
 /* The usual case, 8-bit with even sides: each output the mean of a 2x2
  * block of rows `top` and `bottom`, by table, with no float lines. The
  * arithmetic is the general path's, in its order (rows, then columns), so
@@ -217,26 +248,32 @@ static void
 halve_u8_row(const tex_image *src, const float *unorm, const uint8_t *top, const uint8_t *bottom,
              uint8_t *out)
 {
-    uint32_t nc = src->nchannels, w = src->width / 2;
-    /* Each channel's table and encoding, chosen once per row, not per
-     * texel (a quarter of a MIP build's instructions were these choices,
-     * callgrind). */
-    bool         srgb_of[4];
-    const float *lut_of[4];
-    for (uint32_t c = 0; c < nc; c++) {
-        srgb_of[c] = src->srgb && !is_alpha(nc, c);
-        lut_of[c] = srgb_of[c] ? srgb_down : unorm;
-    }
-    for (uint32_t x = 0; x < w; x++) {
-        const uint8_t *p = top + 2 * (size_t)x * nc, *q = bottom + 2 * (size_t)x * nc;
-        for (uint32_t c = 0; c < nc; c++, p++, q++) {
-            bool         srgb = srgb_of[c];
-            const float *lut = lut_of[c];
-            float        upper = 0.5f * (lut[p[0]] + lut[p[nc]]);
-            float        lower = 0.5f * (lut[q[0]] + lut[q[nc]]);
-            float        v = 0.5f * (upper + lower);
-            *out++ = srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
-        }
+    uint32_t w = src->width / 2;
+    switch (src->nchannels * 2 + src->srgb) {
+    case 2:
+        halve_u8_nc(top, bottom, out, w, 1, false, unorm);
+        break;
+    case 3:
+        halve_u8_nc(top, bottom, out, w, 1, true, unorm);
+        break;
+    case 4:
+        halve_u8_nc(top, bottom, out, w, 2, false, unorm);
+        break;
+    case 5:
+        halve_u8_nc(top, bottom, out, w, 2, true, unorm);
+        break;
+    case 6:
+        halve_u8_nc(top, bottom, out, w, 3, false, unorm);
+        break;
+    case 7:
+        halve_u8_nc(top, bottom, out, w, 3, true, unorm);
+        break;
+    case 8:
+        halve_u8_nc(top, bottom, out, w, 4, false, unorm);
+        break;
+    default:
+        halve_u8_nc(top, bottom, out, w, 4, true, unorm);
+        break;
     }
 }
 

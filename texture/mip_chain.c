@@ -70,6 +70,28 @@ tex_mip_chain_new(const tex_image *shape, uint32_t nlevels, uint32_t band_rows, 
     return TEX_OK;
 }
 
+/* Level l's next row into its band, and the band handed over once full.
+ * A band of one row is the row as given: copying it would only move it
+ * (and a caller that cuts tiles from it, as the texture system does,
+ * copies it once, not twice). */
+static tex_result
+band_take(tex_mip_chain *c, chain_level *cl, uint32_t l, const void *row, char err[TEX_ERR_LEN])
+{
+    tex_image view = cl->band;
+    uint32_t  in_band = cl->rows % c->band_rows;
+    if (c->band_rows == 1) {
+        view.pixels = (void *)row;
+    } else {
+        size_t row_bytes = (size_t)view.width * view.nchannels * tex_type_size(view.type);
+        memcpy((char *)view.pixels + in_band * row_bytes, row, row_bytes);
+    }
+    cl->rows++;
+    if (in_band + 1 < c->band_rows && cl->rows < cl->height)
+        return TEX_OK;
+    view.height = in_band + 1;
+    return c->band(c->ctx, l, cl->rows - view.height, &view, err);
+}
+
 tex_result
 tex_mip_chain_push(tex_mip_chain *c, const void *row, char err[TEX_ERR_LEN])
 {
@@ -79,18 +101,9 @@ tex_mip_chain_push(tex_mip_chain *c, const void *row, char err[TEX_ERR_LEN])
         chain_level *cl = &c->levels[l];
         if (cl->rows >= cl->height)
             return TEX_OK;
-        tex_image *b = &cl->band;
-        size_t     row_bytes = (size_t)b->width * b->nchannels * tex_type_size(b->type);
-        uint32_t   in_band = cl->rows % c->band_rows;
-        memcpy((char *)b->pixels + in_band * row_bytes, row, row_bytes);
-        cl->rows++;
-        if (in_band + 1 == c->band_rows || cl->rows == cl->height) {
-            tex_image view = *b;
-            view.height = in_band + 1;
-            tex_result r = c->band(c->ctx, l, cl->rows - view.height, &view, err);
-            if (r != TEX_OK)
-                return r;
-        }
+        tex_result r = band_take(c, cl, l, row, err);
+        if (r != TEX_OK)
+            return r;
         row = cl->down ? tex_downsampler_push(cl->down, row) : NULL;
     }
     return TEX_OK;

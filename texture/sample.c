@@ -1,5 +1,6 @@
 /* Sampling: MIP level choice from the footprint, wrap modes, texel decoding
  * and the filters. */
+#include "tex_sample_internal.h"
 #include "texture_internal.h"
 
 #include <math.h>
@@ -9,23 +10,23 @@
 #include <cpuid.h>
 #endif
 
-static float          srgb_u8[256];  /* sRGB-encoded byte -> linear */
-static float          unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
-static bool           have_f16c;     /* the CPU converts halves in hardware */
+float                 tex__srgb_u8[256];  /* sRGB-encoded byte -> linear */
+float                 tex__unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
+bool                  tex__have_f16c;     /* the CPU converts halves in hardware */
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 
 static void
 srgb_init(void)
 {
     for (int i = 0; i < 256; i++) {
-        srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
-        unorm_u8[i] = (float)i * (1.0f / 255.0f);
+        tex__srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
+        tex__unorm_u8[i] = (float)i * (1.0f / 255.0f);
     }
 #if defined(__x86_64__)
     /* CPUID leaf 1, ECX bit 29 (bit_F16C); __builtin_cpu_supports("f16c")
      * says the same, but clang before 16 does not know the name. */
     unsigned eax, ebx, ecx, edx;
-    have_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+    tex__have_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
 #endif
 }
 
@@ -85,89 +86,23 @@ wrap(int64_t *x, uint32_t n, tex_wrap mode)
     return (uint64_t)*x < n || wrap_outside(x, n, mode);
 }
 
-/* A float coordinate as a safe integer: huge and NaN values stay finite. */
-static int64_t
-floor_to_int(float v)
-{
-    if (!(v > -1e12f))
-        return v != v ? 0 : (int64_t)-1e12;
-    if (v > 1e12f)
-        return (int64_t)1e12;
-    /* floorf() without the call (x86-64's baseline has no rounding
-     * instruction): truncate, then step down where that rounded up. */
-    int64_t i = (int64_t)v;
-    return i - ((float)i > v);
-}
-
-/* binary16 to float without branches for normal and subnormal values: the
- * exponent is rebiased by a multiply, which also normalises subnormals. */
-static inline float
-half_to_float(uint16_t h)
-{
-    uint32_t bits = (uint32_t)(h & 0x7fff) << 13, sign = (uint32_t)(h & 0x8000) << 16;
-    float    f;
-    memcpy(&f, &bits, sizeof f);
-    f *= 0x1p112f;
-    if ((h & 0x7c00) == 0x7c00) /* inf, NaN */
-        return tex_half_to_float(h);
-    memcpy(&bits, &f, sizeof bits);
-    bits |= sign;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static inline float
 decode(const void *texels, size_t i, tex_type type, bool srgb)
 {
     switch (type) {
     case TEX_TYPE_U8: {
         uint8_t v = ((const uint8_t *)texels)[i];
-        return srgb ? srgb_u8[v] : v * (1.0f / 255.0f);
+        return srgb ? tex__srgb_u8[v] : v * (1.0f / 255.0f);
     }
     case TEX_TYPE_U16: {
         float v = ((const uint16_t *)texels)[i] * (1.0f / 65535.0f);
         return srgb ? tex_srgb_to_linear(v) : v;
     }
     case TEX_TYPE_HALF:
-        return half_to_float(((const uint16_t *)texels)[i]);
+        return tex__half_decode(((const uint16_t *)texels)[i]);
     default:
         return ((const float *)texels)[i];
     }
-}
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-/* The four halves at p to floats (out of line where the caller is not
- * built for F16C, which not every x86-64 has). */
-__attribute__((target("f16c"))) static __m128
-halves4(const uint16_t *p)
-{
-    uint64_t bits;
-    memcpy(&bits, p, sizeof bits);
-    return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)bits));
-}
-
-/* Up to four halves to floats. */
-__attribute__((target("f16c"))) static void
-halves_f16c(const uint16_t *p, uint32_t n, float v[4])
-{
-    uint16_t h[4] = {0}; /* a copy: reading 4 past a tile's last texel could overrun */
-    memcpy(h, p, n * sizeof *p);
-    _mm_storeu_ps(v, halves4(h));
-}
-#endif
-
-static inline void
-halves(const uint16_t *p, uint32_t n, float v[4])
-{
-#if defined(__x86_64__)
-    if (have_f16c) {
-        halves_f16c(p, n, v);
-        return;
-    }
-#endif
-    for (uint32_t c = 0; c < n; c++)
-        v[c] = half_to_float(p[c]);
 }
 
 /* A texel's nc channel values as RGBA: grey gives R, G and B; a missing
@@ -194,7 +129,7 @@ decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4
     float                v[4] = {0, 0, 0, 0};
     switch (in->type) {
     case TEX_TYPE_HALF:
-        halves((const uint16_t *)(const void *)texels + i, nc, v);
+        tex__halves((const uint16_t *)(const void *)texels + i, nc, v);
         break;
     case TEX_TYPE_FLOAT:
         memcpy(v, (const float *)(const void *)texels + i, nc * sizeof(float));
@@ -205,7 +140,7 @@ decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4
             v[c] = p[c] * (1.0f / 255.0f);
         if (q->decode_srgb) /* colour channels only; alpha stays as stored */
             for (uint32_t c = 0; c < (nc == 2 || nc == 4 ? nc - 1 : nc); c++)
-                v[c] = srgb_u8[p[c]];
+                v[c] = tex__srgb_u8[p[c]];
         break;
     }
     default:
@@ -217,44 +152,13 @@ decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4
     expand(q, nc, v, rgba);
 }
 
-/* One channel's bilinear blend of 8-bit texels p[0], p[nc] (right), p[row]
- * (below) and p[row + nc], decoded by `lut`. */
-static inline float
-blend_u8(const float *lut, const uint8_t *p, size_t nc, size_t row, float fx, float fy)
-{
-    float a = lut[p[0]], b = lut[p[nc]], d = lut[p[row]], e = lut[p[row + nc]];
-    float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
-    return top + (bottom - top) * fy;
-}
-
-/* The fast bilinear tap on 8-bit texels, the usual texture: per channel,
- * four bytes decoded by table and blended, with no RGBA temporaries, one
- * case per channel count so that nothing is decided per channel. Its
- * arithmetic is the general path's (blending a channel before expanding
- * grey to RGB gives the same bits as after), so both agree exactly. */
+/* The fast bilinear tap on 8-bit texels (tex__bilerp_u8()), for a tap
+ * inside one tile. */
 static inline __attribute__((always_inline)) void
 bilerp_u8(const fetch *q, const uint8_t *p, size_t row, float fx, float fy, float rgba[4])
 {
-    const float *colour = q->decode_srgb ? srgb_u8 : unorm_u8; /* alpha is never sRGB */
-    switch (q->f->info.nchannels) {
-    case 1:
-        rgba[0] = rgba[1] = rgba[2] = blend_u8(colour, p, 1, row, fx, fy);
-        rgba[3] = q->o->fill[3];
-        return;
-    case 2:
-        rgba[0] = rgba[1] = rgba[2] = blend_u8(colour, p, 2, row, fx, fy);
-        rgba[3] = blend_u8(unorm_u8, p + 1, 2, row, fx, fy);
-        return;
-    case 3:
-        for (int c = 0; c < 3; c++)
-            rgba[c] = blend_u8(colour, p + c, 3, row, fx, fy);
-        rgba[3] = q->o->fill[3];
-        return;
-    default:
-        for (int c = 0; c < 3; c++)
-            rgba[c] = blend_u8(colour, p + c, 4, row, fx, fy);
-        rgba[3] = blend_u8(unorm_u8, p + 3, 4, row, fx, fy);
-    }
+    const float *colour = q->decode_srgb ? tex__srgb_u8 : tex__unorm_u8; /* alpha is never sRGB */
+    tex__bilerp_u8(colour, q->f->info.nchannels, q->o->fill[3], p, row, fx, fy, rgba);
 }
 
 /* Where texel (x, y) lives: its tile's index in the level, and its sample
@@ -314,7 +218,7 @@ static void
 closest(fetch *q, uint32_t level, float s, float t, float rgba[4])
 {
     const tex__level *lv = &q->f->levels[level];
-    texel(q, level, floor_to_int(s * lv->width), floor_to_int(t * lv->height), rgba);
+    texel(q, level, tex__floor_to_int(s * lv->width), tex__floor_to_int(t * lv->height), rgba);
 }
 
 /* An 8-bit tap whose texels are not all in one tile (it crosses a tile's
@@ -369,69 +273,11 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
            locate(f, lv, (uint32_t)x0, (uint32_t)y0, index, offset);
 }
 
-#if defined(__x86_64__)
-/* The wide tap: bilinear_other()'s tap on half or float RGB or RGBA texels
- * inside one tile, a texel's four channels in one register. Each texel is
- * decoded to the values decode_texel() and expand() give (F16C converts
- * halves exactly, as the scalar decoder does) and blended by the same
- * arithmetic, lane by lane, so the bits are the general path's. An
- * environment map is such a texture, looked up at every path's end and
- * every light sample; the general path spent a call and a copy on each
- * texel. Grey half and float textures, rare, take the general path. */
-
-/* A texel's samples as RGBA, read as four samples: what follows a texel in
- * its tile is still the tile's, except after the tap's last texel (k = 3),
- * which an RGB texture reads from one sample early (`early`: its samples
- * in lanes 1-3) so as never to read past a tile's end. */
-static inline __attribute__((always_inline)) __m128
-texel_lanes(__m128 v, uint32_t nc, bool early, float fill_a)
-{
-    if (nc == 4)
-        return v;
-    if (early)
-        v = _mm_shuffle_ps(v, v, _MM_SHUFFLE(0, 3, 2, 1)); /* v1 v2 v3 v0 */
-    __m128 fill = _mm_set1_ps(fill_a);
-    return _mm_shuffle_ps(v, _mm_unpackhi_ps(v, fill), _MM_SHUFFLE(1, 0, 1, 0)); /* v0 v1 v2 a */
-}
-
-/* bilinear_other()'s blend of texels t: (x0, y0), right, below, below right. */
-static inline __attribute__((always_inline)) void
-blend_lanes(const __m128 t[4], float fx, float fy, float rgba[4])
-{
-    __m128 x = _mm_set1_ps(fx), y = _mm_set1_ps(fy);
-    __m128 top = _mm_add_ps(t[0], _mm_mul_ps(_mm_sub_ps(t[1], t[0]), x));
-    __m128 bottom = _mm_add_ps(t[2], _mm_mul_ps(_mm_sub_ps(t[3], t[2]), x));
-    _mm_storeu_ps(rgba, _mm_add_ps(top, _mm_mul_ps(_mm_sub_ps(bottom, top), y)));
-}
-
-/* The wide tap whose first texel is sample i of `texels`, if there is one;
- * false: the caller's general path. */
-static bool
-bilerp_wide(const fetch *q, const unsigned char *texels, size_t i, float fx, float fy,
-            float rgba[4])
-{
-    uint32_t nc = q->f->info.nchannels;
-    tex_type type = q->f->info.type;
-    if ((nc != 3 && nc != 4) || !(type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && have_f16c)))
-        return false;
-    size_t row = tile_row(q->f), at[4] = {i, i + nc, i + row, i + row + nc};
-    __m128 t[4];
-    for (int k = 0; k < 4; k++) {
-        bool   early = nc == 3 && k == 3;
-        size_t from = at[k] - early;
-        __m128 v = type == TEX_TYPE_FLOAT ? _mm_loadu_ps((const float *)(const void *)texels + from)
-                                          : halves4((const uint16_t *)(const void *)texels + from);
-        t[k] = texel_lanes(v, nc, early, q->o->fill[3]);
-    }
-    blend_lanes(t, fx, fy, rgba);
-    return true;
-}
-#endif
-
-/* A tap other than the usual 8-bit one inside a tile: other sample types,
- * taps whose texels are not in one tile or cross the image's edge, and an
- * 8-bit tap in one tile that cannot be read. Out of line, so that the
- * usual tap stays short where trilinear() inlines it. */
+/* A tap other than the usual ones inside a tile (8-bit, half or float RGB
+ * or RGBA): grey half and float, 16-bit, halves without F16C, taps whose
+ * texels are not in one tile or cross the image's edge, and a tap in one
+ * tile that cannot be read. Out of line, so that the usual taps stay short
+ * where trilinear() inlines them. */
 static __attribute__((noinline)) void
 bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float fy, float rgba[4])
 {
@@ -441,10 +287,6 @@ bilinear_other(fetch *q, uint32_t level, int64_t x0, int64_t y0, float fx, float
     size_t            i;
     if (q->f->info.type != TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
-#if defined(__x86_64__)
-        if (tile && bilerp_wide(q, tile->texels, i, fx, fy, rgba))
-            return;
-#endif
         if (tile) {
             size_t nc = q->f->info.nchannels, row = tile_row(q->f);
             decode_texel(q, tile->texels, i, a);
@@ -471,13 +313,8 @@ static inline __attribute__((always_inline)) void
 bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
 {
     const tex__level *lv = &q->f->levels[level];
-    float             x = s * lv->width - 0.5f, y = t * lv->height - 0.5f;
-    int64_t           x0 = floor_to_int(x), y0 = floor_to_int(y);
-    float             fx = x - (float)x0, fy = y - (float)y0;
-    if (!(fx >= 0 && fx <= 1))
-        fx = 0; /* far outside the image, where float has no fraction left */
-    if (!(fy >= 0 && fy <= 1))
-        fy = 0;
+    float             fx, fy;
+    int64_t x0 = tex__tap_origin(s, lv->width, &fx), y0 = tex__tap_origin(t, lv->height, &fy);
     /* A repeating texture read beyond its first copy (UVs scaled past 1):
      * move the tap into the first copy, once, rather than wrapping each of
      * its texels; (x0 + 1) mod n is still the right neighbour. */
@@ -487,14 +324,22 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
         wrap_outside(&y0, lv->height, TEX_WRAP_PERIODIC);
     uint32_t index;
     size_t   i;
-    /* The usual case: 8-bit texels, all four inside the image and in one
-     * tile. A tile that cannot be read goes the long way, as the others. */
-    if (q->f->info.type == TEX_TYPE_U8 && in_one_tile(q->f, lv, x0, y0, &index, &i)) {
+    /* The usual case: all four texels inside the image and in one tile,
+     * 8-bit, or half or float RGB or RGBA (the wide tap, here rather than
+     * behind bilinear_other()'s frame: 546 instructions a half-float
+     * bilinear lookup instead of 582). A tile that cannot be read goes the
+     * long way, as the others. */
+    if (in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
-        if (tile) {
+        if (tile && q->f->info.type == TEX_TYPE_U8) {
             bilerp_u8(q, tile->texels + i, tile_row(q->f), fx, fy, rgba);
             return;
         }
+#if defined(__x86_64__)
+        if (tile && tex__bilerp_wide(q->f->info.type, q->f->info.nchannels, q->o->fill[3],
+                                     tile->texels, i, tile_row(q->f), fx, fy, rgba))
+            return;
+#endif
     }
     bilinear_other(q, level, x0, y0, fx, fy, rgba);
 }
@@ -504,9 +349,8 @@ static void
 trilinear(fetch *q, float lod, float s, float t, float rgba[4])
 {
     uint32_t last = q->f->info.nlevels - 1;
-    lod = !(lod > 0) ? 0 : lod > (float)last ? (float)last : lod; /* NaN: 0 */
-    uint32_t l0 = (uint32_t)lod;
-    float    w = lod - (float)l0;
+    float    w;
+    uint32_t l0 = tex__trilinear_level(q->f->info.nlevels, lod, &w);
     bilinear(q, l0, s, t, rgba);
     if (w > 0 && l0 < last) {
         float up[4];
@@ -516,42 +360,17 @@ trilinear(fetch *q, float lod, float s, float t, float rgba[4])
     }
 }
 
-/* log2(x) to within 1e-5 for normal x: the exponent from the bits, and
- * for the mantissa m in [1, 2), (m - 1) q(m - 1) with q of degree 6
- * (Chebyshev coefficients of log2(1 + t) / t turned into powers), so a
- * power of two comes out exact and a footprint of 2^k texels picks level k
- * alone. Anything else (zero, subnormal, infinite, NaN, negative) goes to
- * libm. libm's log2f was 2% of an eyelight render with textures. */
+/* tex__log2_fast(), by the name the filters below use. */
 static inline float
 log2_fast(float x)
 {
-    if (!(x >= 0x1p-126f && x <= 0x1.fffffep127f))
-        return log2f(x);
-    uint32_t b;
-    float    m;
-    memcpy(&b, &x, sizeof b);
-    int e = (int)(b >> 23) - 127;
-    b = (b & 0x7fffffu) | 0x3f800000u;
-    memcpy(&m, &b, sizeof m);
-    /* q in Estrin's order, pairs of terms then powers of t^2: the level
-     * waits on this, and Horner's chain of six dependent multiply-adds was
-     * half of a lookup's own time outside the taps (perf). Same error:
-     * 5.2e-6 at most, checked against double log2 on every 97th float. */
-    float t = m - 1, t2 = t * t, t4 = t2 * t2;
-    float p01 = 1.442693257e+00f - 7.211627342e-01f * t,
-          p23 = 4.777059309e-01f - 3.392477733e-01f * t,
-          p45 = 2.155885329e-01f - 9.606624955e-02f * t;
-    float q = (p01 + t2 * p23) + t4 * (p45 + t2 * 2.049034613e-02f);
-    return (float)e + t * q;
+    return tex__log2_fast(x);
 }
 
 static uint32_t
 nearest_level(const tex__file *f, float lod)
 {
-    if (!(lod > 0))
-        return 0;
-    float l = floorf(lod + 0.5f);
-    return l >= (float)(f->info.nlevels - 1) ? f->info.nlevels - 1 : (uint32_t)l;
+    return tex__nearest_level(f->info.nlevels, lod);
 }
 
 /* The filter itself: footprint axes major/minor in level-0 texels; a_major
@@ -624,13 +443,8 @@ tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t, cons
     }
     fetch q = {.ts = ts, .tc = tc, .f = f, .o = o, .decode_srgb = f->info.srgb};
 
-    /* The footprint's axes in level-0 texels. */
-    float W = (float)f->info.width, H = (float)f->info.height;
-    float ax = d ? d->dsdx * W : 0, ay = d ? d->dtdx * H : 0;
-    float bx = d ? d->dsdy * W : 0, by = d ? d->dtdy * H : 0;
-    float la = sqrtf(ax * ax + ay * ay), lb = sqrtf(bx * bx + by * by);
-    float major = la > lb ? la : lb, minor = la > lb ? lb : la;
-
-    sample(&q, major, minor, la > lb, s, t, d, rgba);
+    float major, minor;
+    bool  a_major = tex__footprint((float)f->info.width, (float)f->info.height, d, &major, &minor);
+    sample(&q, major, minor, a_major, s, t, d, rgba);
     return !q.failed;
 }

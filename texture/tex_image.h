@@ -217,10 +217,10 @@ void                           tex_downsampler_free(tex_downsampler *d); /* NULL
  * per level and a few rows: a 16384x16384 16-bit RGBA texture in tens of
  * megabytes, not the 2.7 GB of its levels. The band is valid only during
  * the call (pixels: band->width * band->height samples, band->height <=
- * band_rows); y0 is its first row in its level. A result other than TEX_OK
- * from `band` stops the chain: push returns it, with err as `band` wrote
- * it. new: `shape` as for tex_downsampler_new(), nlevels 1 to
- * tex_mip_levels(), band_rows >= 1. */
+ * band_rows; with band_rows 1, the row itself, not a copy); y0 is its
+ * first row in its level. A result other than TEX_OK from `band` stops
+ * the chain: push returns it, with err as `band` wrote it. new: `shape` as
+ * for tex_downsampler_new(), nlevels 1 to tex_mip_levels(), band_rows >= 1. */
 typedef tex_result (*tex_band_fn)(void *ctx, uint32_t level, uint32_t y0, const tex_image *band,
                                   char err[TEX_ERR_LEN]);
 typedef struct tex_mip_chain tex_mip_chain;

@@ -201,18 +201,32 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
     return true;
 }
 
+/* A tile of an untiled file from the spill file: the rows the image
+ * covers, as tiles_write() (files.c) wrote them; those below it zeroed. */
+static bool
+spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t index,
+           unsigned char *out, char err[TEX_ERR_LEN])
+{
+    uint32_t th = f->info.tile_height, y0 = index / lv->tiles_x * th;
+    size_t   row = f->tile_bytes / th, rows = lv->height - y0 < th ? lv->height - y0 : th;
+    uint64_t at = lv->spill_offset + (uint64_t)index * f->tile_bytes;
+    if (!tex__pio_all(ts->spill_fd, false, out, rows * row, at)) {
+        snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
+                 errno ? strerror(errno) : "unexpected end");
+        return false;
+    }
+    memset(out + rows * row, 0, f->tile_bytes - rows * row);
+    return true;
+}
+
 static bool
 read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index, void *out,
             char err[TEX_ERR_LEN])
 {
     const tex__level *lv = &f->levels[level];
     if (f->source == TEX__SOURCE_SPILL) {
-        uint64_t at = lv->spill_offset + (uint64_t)index * f->tile_bytes;
-        if (!tex__pio_all(ts->spill_fd, false, out, f->tile_bytes, at)) {
-            snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
-                     errno ? strerror(errno) : "unexpected end");
+        if (!spill_read(ts, f, lv, index, out, err))
             return false;
-        }
     } else {
         pthread_mutex_lock(&f->lock);
         tex_result r = TEX_OK;

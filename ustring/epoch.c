@@ -106,11 +106,11 @@ ustr_epoch_retire(ustr_epoch *d, ustr_epoch_node                          *node,
     atomic_fetch_add_explicit(&d->pending, 1, memory_order_relaxed);
 }
 
-size_t
-ustr_epoch_reclaim(ustr_epoch *d)
+/* Frees what detach_safe() gives, releasing d->lock (the caller took it). */
+static size_t
+reclaim_locked(ustr_epoch *d)
 {
-    size_t n;
-    pthread_mutex_lock(&d->lock);
+    size_t           n;
     ustr_epoch_node *safe = detach_safe(d, &n);
     pthread_mutex_unlock(&d->lock);
     free_list(safe);
@@ -118,4 +118,17 @@ ustr_epoch_reclaim(ustr_epoch *d)
     if (n)
         atomic_fetch_sub_explicit(&d->pending, n, memory_order_relaxed);
     return n;
+}
+
+size_t
+ustr_epoch_reclaim(ustr_epoch *d)
+{
+    pthread_mutex_lock(&d->lock);
+    return reclaim_locked(d);
+}
+
+size_t
+ustr_epoch_try_reclaim(ustr_epoch *d)
+{
+    return pthread_mutex_trylock(&d->lock) == 0 ? reclaim_locked(d) : 0;
 }

@@ -39,7 +39,14 @@
  * Reclamation: when the last chunk is copied, `current` advances (a seq_cst
  * compare-and-swap: the unlink) and the old array retires through the
  * table's epoch domain (ustr_epoch.h, where the proof is). Lookups enter
- * the domain and load `current` with seq_cst, as the proof asks. */
+ * the domain and load `current` with seq_cst, as the proof asks.
+ *
+ * Shards: the table holds USTR__LF_SHARDS such chains, one `current` each,
+ * and a string lives in the chain its hash picks (shard_of()); everything
+ * above holds per chain, which shares only the epoch domain with the
+ * others. A single array took every insert's claim on one counter and
+ * every growth in one move: at 16 threads, inserts of new strings ran at
+ * a third of the sharded lock's rate. */
 #include "ustring_internal.h"
 
 #include <errno.h>
@@ -109,6 +116,7 @@ rep_of(uintptr_t v)
 struct ustr__lf_array {
     size_t                    mask; /* capacity - 1 */
     size_t                    max_claims;
+    size_t                    shard; /* which of the table's indexes it belongs to */
     void                     *raw;
     _Atomic(ustr__lf_array *) next;                      /* set once, when the move starts */
     _Atomic bool              growing;                   /* a thread is making `next` */
@@ -148,7 +156,7 @@ chunk_done(ustr__lf_array *a, size_t c)
 }
 
 static ustr__lf_array *
-array_new(ustr_table *t, size_t cap)
+array_new(ustr_table *t, size_t shard, size_t cap)
 {
     void           *raw;
     ustr__lf_array *a = ustr__lines_alloc(t, array_bytes(cap), &raw);
@@ -157,6 +165,7 @@ array_new(ustr_table *t, size_t cap)
     /* Zeroed: EMPTY is 0 and the counters start at 0. */
     a->mask = cap - 1;
     a->max_claims = cap / 2;
+    a->shard = shard;
     a->raw = raw;
     ustr__index_grew(t, 0, (int64_t)array_bytes(cap), 0);
     return a;
@@ -184,11 +193,20 @@ epoch_leave(ustr__thread *th)
     ustr_epoch_leave(&th->rec);
 }
 
+/* The shard of a hash: bits that neither the slot index (the low bits of
+ * any array under 2^32 slots) nor the tag (bits 48-62) uses, so that the
+ * strings of one shard still spread over its slots and differ in tags. */
+static inline size_t
+shard_of(uint64_t hash)
+{
+    return (size_t)(hash >> 32) & (USTR__LF_SHARDS - 1);
+}
+
 static inline ustr__lf_array *
-current(ustr_table *t)
+current(ustr_table *t, size_t shard)
 {
     /* seq_cst: the first shared pointer after entering (ustr_epoch.h). */
-    return atomic_load_explicit(&t->lf.current, memory_order_seq_cst);
+    return atomic_load_explicit(&t->lf.current[shard], memory_order_seq_cst);
 }
 
 static inline ustr__lf_array *
@@ -302,7 +320,7 @@ next_or_make(ustr_table *t, ustr__lf_array *a)
     size_t cap = ustr__pow2_at_least(4 * claimed);
     if (cap < 2 * (a->mask + 1))
         cap = 2 * (a->mask + 1);
-    ustr__lf_array *fresh = array_new(t, cap);
+    ustr__lf_array *fresh = array_new(t, a->shard, cap);
     if (!fresh) {
         /* Relaxed: as above; let another thread try. */
         atomic_store_explicit(&a->growing, false, memory_order_relaxed);
@@ -313,7 +331,7 @@ next_or_make(ustr_table *t, ustr__lf_array *a)
     return fresh;
 }
 
-static void advance(ustr_table *t);
+static void advance(ustr_table *t, size_t shard);
 static bool copy_chunk(ustr_table *t, ustr__lf_array *a);
 static void copy_range(ustr_table *t, ustr__lf_array *a, size_t c);
 
@@ -328,14 +346,15 @@ move_done(ustr__lf_array *a)
            atomic_load_explicit(&a->moved, memory_order_acquire);
 }
 
-/* Finishes the move of `current` now (needed only when its successor filled
- * before the move ended): helps with the chunks nobody took, then copies
- * again every chunk whose helper has not finished (preempted, perhaps),
- * rather than wait for it. Never waits, never spins. */
+/* Finishes the move of a shard's `current` now (needed only when its
+ * successor filled before the move ended): helps with the chunks nobody
+ * took, then copies again every chunk whose helper has not finished
+ * (preempted, perhaps), rather than wait for it. Never waits, never
+ * spins. */
 static void
-finish_move(ustr_table *t)
+finish_move(ustr_table *t, size_t shard)
 {
-    ustr__lf_array *a = current(t);
+    ustr__lf_array *a = current(t, shard);
     if (!next_of(a))
         return;
     while (copy_chunk(t, a))
@@ -349,7 +368,7 @@ finish_move(ustr_table *t)
      * chunk, even if that helper has yet to add to copy_done. Release: our
      * view of all the copies goes to whoever sees `moved`. */
     atomic_store_explicit(&a->moved, true, memory_order_release);
-    advance(t);
+    advance(t, shard);
 }
 
 /* Puts r into the chain from `a` on, or returns the equal rep already there.
@@ -368,9 +387,9 @@ place(ustr_table *t, ustr__lf_array *a, const ustr__rep *r, bool copying, bool *
             continue;
         }
         if (!copying && !claim(a)) {
-            if (a != current(t)) { /* never nest moves */
-                finish_move(t);
-                a = current(t);
+            if (a != current(t, a->shard)) { /* never nest moves */
+                finish_move(t, a->shard);
+                a = current(t, a->shard);
                 continue;
             }
             ustr__lf_array *n = next_or_make(t, a);
@@ -440,7 +459,7 @@ copy_range(ustr_table *t, ustr__lf_array *a, size_t c)
     if (atomic_compare_exchange_strong_explicit(chunk_done(a, c), &idle, true, memory_order_acq_rel,
                                                 memory_order_relaxed) &&
         atomic_fetch_add_explicit(&a->copy_done, 1, memory_order_acq_rel) + 1 == array_chunks(a))
-        advance(t);
+        advance(t, a->shard);
 }
 
 /* Copies the next chunk nobody has taken; false when there is none. */
@@ -455,18 +474,19 @@ copy_chunk(ustr_table *t, ustr__lf_array *a)
     return true;
 }
 
-/* Moves `current` past every fully copied array, retiring each. */
+/* Moves a shard's `current` past every fully copied array, retiring
+ * each. */
 static void
-advance(ustr_table *t)
+advance(ustr_table *t, size_t shard)
 {
     for (;;) {
-        ustr__lf_array *a = current(t);
+        ustr__lf_array *a = current(t, shard);
         ustr__lf_array *n = next_of(a);
         if (!n || !move_done(a))
             return;
         /* seq_cst: the swap of the reclamation proof. */
-        if (atomic_compare_exchange_strong_explicit(&t->lf.current, &a, n, memory_order_seq_cst,
-                                                    memory_order_seq_cst)) {
+        if (atomic_compare_exchange_strong_explicit(&t->lf.current[shard], &a, n,
+                                                    memory_order_seq_cst, memory_order_seq_cst)) {
             ustr__index_grew(t, (int64_t)(n->mask - a->mask), 0, 1);
             retire(t, a);
         }
@@ -488,8 +508,8 @@ insert(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash
     bool       published = false;
     if (mine) {
         epoch_enter(t, th);
-        r = place(t, current(t), mine, false, &published);
-        ustr__lf_array *a = current(t);
+        r = place(t, current(t, shard_of(hash)), mine, false, &published);
+        ustr__lf_array *a = current(t, shard_of(hash));
         if (next_of(a)) /* a move is on: help it along */
             while (copy_chunk(t, a))
                 ;
@@ -503,12 +523,13 @@ insert(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash
     /* Only after an insert of this thread's own, every RECLAIM_EVERY of
      * them: a thread that only looks up (or lost the race to publish)
      * would otherwise, with 0 inserts, try at every miss while an array is
-     * pending, each try a lock and a membarrier. Relaxed, both: `pending`
-     * is a hint; the epoch domain's lock orders the real work. */
+     * pending, each try a lock and a membarrier. And only a try: while one
+     * thread reclaims, the others insert on. Relaxed, both: `pending` is a
+     * hint; the epoch domain's lock orders the real work. */
     uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
     if (published && inserts % RECLAIM_EVERY == 0 &&
         atomic_load_explicit(&t->lf.epochs.pending, memory_order_relaxed))
-        ustr_epoch_reclaim(&t->lf.epochs);
+        ustr_epoch_try_reclaim(&t->lf.epochs);
     if (!r)
         errno = ENOMEM; /* last: a free_fn above may have changed errno */
     return r;
@@ -527,7 +548,7 @@ ustr__lockfree_intern(ustr_table *t, const char *s, size_t len)
         return NULL;
     }
     epoch_enter(t, th);
-    const ustr__rep *r = lookup(current(t), hash, s, len);
+    const ustr__rep *r = lookup(current(t, shard_of(hash)), hash, s, len);
     epoch_leave(th);
     if (!r)
         r = insert(t, th, s, len, hash);
@@ -540,11 +561,17 @@ ustr_result
 ustr__lockfree_init(ustr_table *t)
 {
     ustr_epoch_init(&t->lf.epochs);
-    ustr__lf_array *a = array_new(t, ustr__pow2_at_least(2 * t->initial_capacity));
-    if (!a)
-        return USTR_ERR_NOMEM;
-    ustr__index_grew(t, (int64_t)(a->mask + 1), 0, 0);
-    atomic_init(&t->lf.current, a);
+    /* Room for initial_capacity strings spread evenly, twice over, as one
+     * array would have; at least a chunk's worth each. */
+    size_t cap = ustr__pow2_at_least(2 * t->initial_capacity / USTR__LF_SHARDS);
+    cap = cap < 16 ? 16 : cap;
+    for (size_t k = 0; k < USTR__LF_SHARDS; k++) {
+        ustr__lf_array *a = array_new(t, k, cap);
+        if (!a)
+            return USTR_ERR_NOMEM; /* ustr_table_destroy() frees the shards made */
+        ustr__index_grew(t, (int64_t)cap, 0, 0);
+        atomic_init(&t->lf.current[k], a);
+    }
     return USTR_OK;
 }
 
@@ -552,12 +579,14 @@ void
 ustr__lockfree_free(ustr_table *t)
 {
     ustr_epoch_destroy(&t->lf.epochs); /* frees the retired arrays */
-    /* Relaxed: no other thread may use the table any more. */
-    ustr__lf_array *a = atomic_load_explicit(&t->lf.current, memory_order_relaxed);
-    while (a) {
-        ustr__lf_array *n = atomic_load_explicit(&a->next, memory_order_relaxed);
-        array_free(t, a);
-        a = n;
+    for (size_t k = 0; k < USTR__LF_SHARDS; k++) {
+        /* Relaxed: no other thread may use the table any more. */
+        ustr__lf_array *a = atomic_load_explicit(&t->lf.current[k], memory_order_relaxed);
+        while (a) {
+            ustr__lf_array *n = atomic_load_explicit(&a->next, memory_order_relaxed);
+            array_free(t, a);
+            a = n;
+        }
     }
 }
 
@@ -568,11 +597,12 @@ ustr__lockfree_walk_count(ustr_table *t)
      * where it is unmarked, and not where it is MOVED. Relaxed, all: no
      * thread interns meanwhile. */
     uint64_t n = 0;
-    for (ustr__lf_array *a = atomic_load_explicit(&t->lf.current, memory_order_relaxed); a;
-         a = atomic_load_explicit(&a->next, memory_order_relaxed))
-        for (size_t i = 0; i <= a->mask; i++) {
-            uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
-            n += v > FROZEN && !(v & MOVED);
-        }
+    for (size_t k = 0; k < USTR__LF_SHARDS; k++)
+        for (ustr__lf_array *a = atomic_load_explicit(&t->lf.current[k], memory_order_relaxed); a;
+             a = atomic_load_explicit(&a->next, memory_order_relaxed))
+            for (size_t i = 0; i <= a->mask; i++) {
+                uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
+                n += v > FROZEN && !(v & MOVED);
+            }
     return n;
 }

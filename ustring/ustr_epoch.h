@@ -104,4 +104,10 @@ void ustr_epoch_retire(ustr_epoch *d, ustr_epoch_node                          *
  * waits for a reader. */
 size_t ustr_epoch_reclaim(ustr_epoch *d);
 
+/* ustr_epoch_reclaim(), unless another thread holds the domain (most
+ * likely reclaiming, through its system call): that pass frees what is
+ * due, and queueing behind it would line every inserter up behind one
+ * membarrier. 0 then. */
+size_t ustr_epoch_try_reclaim(ustr_epoch *d);
+
 #endif

@@ -253,9 +253,19 @@ typedef struct ustr__shard {
 
 typedef struct ustr__lf_array ustr__lf_array;
 
+/* The index is USTR__LF_SHARDS independent arrays, picked by hash bits
+ * 32-37 (slots take the low bits, the tags bits 48-62: lockfree.c), each
+ * counting, growing and moving on its own: inserts from many threads meet
+ * on one shard's counter and one shard's move only when their strings
+ * fall in the same shard. */
+#define USTR__LF_SHARD_BITS 6
+#define USTR__LF_SHARDS     (1 << USTR__LF_SHARD_BITS)
+
 typedef struct ustr__lockfree {
-    _Atomic(ustr__lf_array *) current;
-    ustr_epoch                epochs; /* the records of this table's threads; retired arrays */
+    ustr_epoch epochs; /* the records of this table's threads; retired arrays */
+    /* Read by every lookup, written only when a shard's move ends: no
+     * line of its own needed (the table itself is only malloc-aligned). */
+    _Atomic(ustr__lf_array *) current[USTR__LF_SHARDS];
 } ustr__lockfree;
 
 /* ---- the table ----------------------------------------------------------- */

@@ -49,6 +49,49 @@ bad_flags)
         fail "missing file: got '$err'"
     "$bench" --help | grep -q '^usage: ustring-bench' || fail "--help"
     ;;
+floor)
+    # One line per lock (docs/design.md), and the floor did the table's work: the two
+    # checksums, each the sum of the pointers its run returned over the same operations,
+    # agree only if the floor ran every operation and found the very string the table did.
+    floor_re='^ustring-bench floor lock=(mutex|spin|rwspin|sharded|lockfree) threads=1 ops=[0-9]+'
+    floor_re+=' floor_mops=[0-9.]+ mops=[0-9.]+ ratio=[0-9.]+ spread=[0-9.]+-[0-9.]+'
+    floor_re+=' speedup2=[0-9.]+ checksum=[0-9a-f]{16} floor_checksum=[0-9a-f]{16}$'
+    same_work() { # $1: what the run was, $2: its output, $3: the lines it should have
+        local out=$2 n sums
+        n=$(grep -cE "$floor_re" <<<"$out")
+        [ "$n" = "$3" ] || fail "$1: expected $3 floor lines, got $n:"$'\n'"$out"
+        sums=$(sed -nE 's/.* checksum=([0-9a-f]+) floor_checksum=([0-9a-f]+)$/\1 \2/p' <<<"$out")
+        while read -r table floor; do
+            [ "$table" = "$floor" ] || fail "$1: the floor did other work:"$'\n'"$out"
+        done <<<"$sums"
+    }
+    out=$("$bench" --floor --generate 200 --ops 2000 --lock all --repeat 2) || fail "exit $?"
+    same_work "--lock all" "$out" 5
+    out=$("$bench" --floor --generate 50 --ops 300 --repeat 1) || fail "exit $?"
+    same_work "the default lock" "$out" 1
+    grep -qE '^ustring-bench floor lock=lockfree threads=1 ops=300 ' <<<"$out" || fail "got: $out"
+    # A floor that trusted the hash alone (no length, no memcmp()) would find the same
+    # strings as the table, so these collide: with the keys USTR_HASH_SEED=1 gives, a
+    # string whose first 8 bytes are the first block's key (these, little-endian) hashes
+    # the same whatever its next 8 (hash.c; ustr_hash_test's old_family is the unkeyed
+    # case). Should hash.c derive its keys otherwise, mutation 44 goes missed: new bytes.
+    tmp=$(mktemp)
+    for x in A B C D E F G H; do
+        printf '\x67\xec\x8e\x65\xa1\x8d\xeb\xbe%s/tex.png\n' "$x$x$x$x$x$x$x$x"
+    done >"$tmp"
+    printf 'a.png\nb/c/d.exr\nsome/longer/path/to/a/texture.tx\n' >>"$tmp"
+    out=$(USTR_HASH_SEED=1 "$bench" --floor --strings "$tmp" --ops 2000 --repeat 1 --lock all)
+    rc=$?
+    rm -f "$tmp"
+    [ $rc = 0 ] || fail "colliding strings: exit $rc"
+    same_work "colliding strings" "$out" 5
+    for args in "--scale" "--new-fraction 0.1" "--threads 2"; do
+        # shellcheck disable=SC2086
+        "$bench" --floor $args --ops 10 >/dev/null 2>&1
+        rc=$?
+        [ $rc = 2 ] || fail "--floor $args: exit $rc, expected 2"
+    done
+    ;;
 *)
     fail "no case $case_"
     ;;

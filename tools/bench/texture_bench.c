@@ -12,12 +12,27 @@
  * coherent: thread t takes work units u = j T + t; unit u walks the
  *           256x256 raster of region (u / nfiles) % 16 (a 4x4 grid over the
  *           texture) of file u % nfiles, at texel steps of 1/1024.
- * Derivatives are 1/1024 (closest, bilinear) or 1/256 (trilinear).
+ * Derivatives are 1/1024 (closest, bilinear) or 1/256 (trilinear); for
+ * anisotropic (3/256, 0) and (0, 3/1024), a footprint 4:1 whose probes
+ * blend two levels.
  * On stderr: the texture system's statistics for the last run, a checksum
- * of every result (equal checksums: equal images), and the peak RSS. */
+ * of every result (equal checksums: equal images), and the peak RSS.
+ *
+ * --floor: the same lookups, warm, against the floor (texture_floor.h),
+ * interleaved, --repeat rounds (5 by default); one line per thread count:
+ *
+ *   texture-bench floor threads=T filter=F lookups=N floor_mlookups=A
+ *                 mlookups=B ratio=X spread=L-H        (one line)
+ *
+ * A and B from the median times of the floor and of the texture system;
+ * X = B's time / A's, L and H the lowest and highest of the rounds' own
+ * ratios. Both sides' checksums are printed on stderr and must be equal
+ * (exit 1 otherwise): the floor did the same work. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "texture.h"
+#include "texture_cold.h"
+#include "texture_floor.h"
 #include "tool.h"
 #include "ustring.h"
 
@@ -38,34 +53,41 @@ typedef struct bench {
     uint64_t    lookups; /* per thread */
     bool        coherent;
     tex_filter  filter;
-    bool        raw; /* the stored values, as OpenImageIO's TextureSystem returns them */
-    float       deriv;
+    bool        raw;    /* the stored values, as OpenImageIO's TextureSystem returns them */
+    tex_derivs  derivs; /* every lookup's */
     size_t      max_memory_mb;
     int         repeat;
     tex_system *ts;
 } bench;
 
 typedef struct worker {
-    const bench       *b;
-    pthread_barrier_t *start;
-    unsigned           t, nthreads;
-    double             start_time, end_time, sum;
-    uint64_t           bits;
-    unsigned           errors;
+    const bench         *b;
+    const texture_floor *floor; /* --floor's run of the floor: look up there, not in b->ts */
+    pthread_barrier_t   *start;
+    unsigned             t, nthreads;
+    double               start_time, end_time, sum;
+    uint64_t             bits;
+    unsigned             errors;
 } worker;
 
 static const char usage_text[] =
     "usage: texture-bench [--threads T[,T...]] [--lookups M] [--pattern coherent|random]\n"
-    "                     [--filter closest|bilinear|trilinear] [--max-memory-mb N]\n"
-    "                     [--repeat K] [--raw] FILE...\n"
+    "                     [--filter closest|bilinear|trilinear|anisotropic]\n"
+    "                     [--max-memory-mb N] [--repeat K] [--raw] [--cold | --floor] FILE...\n"
     "  --threads LIST     thread counts, one result line each (default 1)\n"
     "  --lookups M        lookups per thread (default 1000000)\n"
     "  --pattern P        random (default) or coherent\n"
-    "  --filter F         closest, bilinear (default) or trilinear\n"
+    "  --filter F         closest, bilinear (default), trilinear or anisotropic\n"
     "  --max-memory-mb N  tile cache cap (default 1024)\n"
     "  --repeat K         timed runs, each with a cold cache; median reported (3)\n"
     "  --raw              stored values, no sRGB decoding (as OpenImageIO returns\n"
-    "                     an 8-bit .tx's)\n";
+    "                     an 8-bit .tx's)\n"
+    "  --cold             time the first touch of the files (decode, MIP levels,\n"
+    "                     every tile) against a plain libpng/libjpeg decode of them,\n"
+    "                     interleaved, --repeat rounds (default 5); one thread\n"
+    "  --floor            time warm lookups against the same lookups on whole\n"
+    "                     arrays of the same texels, interleaved, --repeat rounds\n"
+    "                     (default 5); fails unless both give the same results\n";
 
 /* What a thread accumulates: kept on its own stack while it runs (workers
  * sit side by side in one array, and writing there per lookup would bounce
@@ -76,12 +98,16 @@ typedef struct tally {
     unsigned errors;
 } tally;
 
-static void
-lookup(const bench *b, tex_thread *tc, const tex_opts *o, ustr file, float s, float t, tally *k)
+/* One lookup of files[file], by the texture system or by the floor (which
+ * returns RGBA; the first three count, as the system's three do). */
+static inline void
+lookup(const bench *b, const texture_floor *fl, tex_thread *tc, const tex_opts *o, unsigned file,
+       float s, float t, tally *k)
 {
-    tex_derivs d = {b->deriv, 0, 0, b->deriv};
-    float      rgb[3];
-    if (tex_lookup(b->ts, tc, file, s, t, &d, o, rgb) != TEX_OK)
+    float rgb[4];
+    if (fl)
+        texture_floor_lookup(fl, file, s, t, &b->derivs, o, rgb);
+    else if (tex_lookup(b->ts, tc, b->files[file], s, t, &b->derivs, o, rgb) != TEX_OK)
         k->errors++;
     for (int c = 0; c < 3; c++) {
         uint32_t bits;
@@ -111,16 +137,16 @@ worker_main(void *arg)
         for (uint64_t i = 0; i < b->lookups; i++) {
             float s = (float)tool_unit(tool_xorshift64star(&x));
             float t = (float)tool_unit(tool_xorshift64star(&x));
-            lookup(b, tc, &o, b->files[tool_xorshift64star(&x) % b->nfiles], s, t, &k);
+            lookup(b, w->floor, tc, &o, (unsigned)(tool_xorshift64star(&x) % b->nfiles), s, t, &k);
         }
     } else {
         uint64_t done = 0;
         for (uint64_t j = 0; done < b->lookups; j++) {
             uint64_t u = j * w->nthreads + w->t, r = (u / b->nfiles) % 16;
-            ustr     file = b->files[u % b->nfiles];
+            unsigned file = (unsigned)(u % b->nfiles);
             for (uint32_t y = 0; y < 256 && done < b->lookups; y++)
                 for (uint32_t xx = 0; xx < 256 && done < b->lookups; xx++, done++)
-                    lookup(b, tc, &o, file, ((r % 4) * 256 + xx + 0.5f) / 1024,
+                    lookup(b, w->floor, tc, &o, file, ((r % 4) * 256 + xx + 0.5f) / 1024,
                            ((r / 4) * 256 + y + 0.5f) / 1024, &k);
         }
     }
@@ -130,19 +156,17 @@ worker_main(void *arg)
     return NULL;
 }
 
-/* One timed run on a fresh texture system; seconds, first start to last end. */
+/* The lookups on nthreads threads, on b->ts or on the floor fl (not NULL);
+ * seconds, first start to last end. */
 static double
-run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
+run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *sum, uint64_t *bits)
 {
-    tex_config cfg = {.max_memory_mb = b->max_memory_mb};
-    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
-        tool_die("cannot create a texture system");
     worker           *w = calloc(nthreads, sizeof *w);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, nthreads);
     for (unsigned t = 0; t < nthreads; t++) {
-        w[t] = (worker){.b = b, .start = &start, .t = t, .nthreads = nthreads};
+        w[t] = (worker){.b = b, .floor = fl, .start = &start, .t = t, .nthreads = nthreads};
         if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0)
             tool_die("cannot start a thread");
     }
@@ -159,16 +183,93 @@ run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
     }
     if (errors)
         tool_die("%u lookups failed (see the messages above)", errors);
+    pthread_barrier_destroy(&start);
+    free(w);
+    free(tid);
+    return final - first;
+}
+
+/* One timed run on a fresh texture system; seconds, first start to last end. */
+static double
+run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
+{
+    tex_config cfg = {.max_memory_mb = b->max_memory_mb};
+    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
+        tool_die("cannot create a texture system");
+    double secs = run_threads(b, NULL, nthreads, sum, bits);
     if (last) {
         tex_stats s;
         tex_system_stats(b->ts, &s);
         tex_stats_print(&s, "  ", stderr);
     }
     tex_system_destroy(b->ts);
-    pthread_barrier_destroy(&start);
-    free(w);
-    free(tid);
-    return final - first;
+    return secs;
+}
+
+/* --floor at one thread count: both sides once untimed (each side's first
+ * touch of its memory stays out of round 1), then --repeat rounds of the
+ * floor and the system in turn, so that the machine's drifts reach both. */
+static void
+floor_rounds(const bench *b, const texture_floor *fl, unsigned nthreads)
+{
+    static const char *const names[] = {"bilinear", "closest", "trilinear", "anisotropic"};
+    double                   fsecs[64], secs[64], ratio[64], fsum, sum;
+    uint64_t                 fbits, bits, n = b->lookups * nthreads;
+    run_threads(b, fl, nthreads, &fsum, &fbits);
+    run_threads(b, NULL, nthreads, &sum, &bits);
+    for (int r = 0; r < b->repeat; r++) {
+        fsecs[r] = run_threads(b, fl, nthreads, &fsum, &fbits);
+        secs[r] = run_threads(b, NULL, nthreads, &sum, &bits);
+        ratio[r] = secs[r] / fsecs[r];
+        fprintf(stderr, "  round %d: floor %.4f s, ours %.4f s, ratio %.3f\n", r + 1, fsecs[r],
+                secs[r], ratio[r]);
+    }
+    fprintf(stderr, "  checksum ours %.6f %016" PRIx64 ", floor %.6f %016" PRIx64 "\n", sum, bits,
+            fsum, fbits);
+    if (sum != fsum || bits != fbits)
+        tool_die("the floor's results differ from the texture system's: not the same lookups");
+    double fmed = tool_median(fsecs, b->repeat), med = tool_median(secs, b->repeat);
+    double lo = ratio[0], hi = ratio[0];
+    for (int r = 1; r < b->repeat; r++)
+        lo = ratio[r] < lo ? ratio[r] : lo, hi = ratio[r] > hi ? ratio[r] : hi;
+    printf("texture-bench floor threads=%u filter=%s lookups=%" PRIu64
+           " floor_mlookups=%.3f mlookups=%.3f ratio=%.3f spread=%.3f-%.3f\n",
+           nthreads, names[b->filter], n, (double)n / fmed / 1e6, (double)n / med / 1e6, med / fmed,
+           lo, hi);
+    fflush(stdout);
+}
+
+/* --floor: one texture system for every thread count, warmed by the
+ * lookups once, its files then read whole into the floor (which loads
+ * every tile they have); the rounds should load none. */
+static void
+floor_run(bench *b, const unsigned *threads, int nthreads)
+{
+    tex_config cfg = {.max_memory_mb = b->max_memory_mb};
+    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
+        tool_die("cannot create a texture system");
+    double   sum;
+    uint64_t bits;
+    run_threads(b, NULL, threads[0], &sum, &bits);
+    texture_floor *fl;
+    char           err[TEX_ERR_LEN];
+    if (texture_floor_create(b->ts, b->files, b->nfiles, b->raw, &fl, err) != TEX_OK)
+        tool_die("%s", err);
+    tex_stats warm, s;
+    tex_system_stats(b->ts, &warm);
+    fprintf(stderr, "  floor: %.1f MiB of texels; cache %.1f MiB\n",
+            (double)texture_floor_bytes(fl) / (1 << 20), (double)warm.memory / (1 << 20));
+    for (int k = 0; k < nthreads; k++)
+        floor_rounds(b, fl, threads[k]);
+    tex_system_stats(b->ts, &s);
+    tex_stats_print(&s, "  ", stderr);
+    if (s.tiles_loaded != warm.tiles_loaded)
+        fprintf(stderr,
+                "texture-bench: warning: %" PRIu64 " tiles loaded during the rounds: not warm "
+                "(raise --max-memory-mb)\n",
+                s.tiles_loaded - warm.tiles_loaded);
+    texture_floor_destroy(fl);
+    tex_system_destroy(b->ts);
 }
 
 int
@@ -181,12 +282,15 @@ main(int argc, char **argv)
                                              {"max-memory-mb", required_argument, NULL, 'm'},
                                              {"repeat", required_argument, NULL, 'r'},
                                              {"raw", no_argument, NULL, 'R'},
+                                             {"cold", no_argument, NULL, 'C'},
+                                             {"floor", no_argument, NULL, 'F'},
                                              {NULL, 0, NULL, 0}};
     static const tool_cli      cli = {usage_text, longopts, NULL};
     bench                      b = {
                              .lookups = 1000000, .filter = TEX_FILTER_BILINEAR, .max_memory_mb = 1024, .repeat = 3};
     unsigned threads[MAX_LIST] = {1};
     int      nthreads = 1, c;
+    bool     cold = false, floor_bench = false, repeat_given = false;
     while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 't': {
@@ -218,28 +322,53 @@ main(int argc, char **argv)
                 b.filter = TEX_FILTER_BILINEAR;
             else if (!strcmp(optarg, "trilinear"))
                 b.filter = TEX_FILTER_TRILINEAR;
+            else if (!strcmp(optarg, "anisotropic"))
+                b.filter = TEX_FILTER_ANISOTROPIC;
             else
-                tool_bad_usage("bad --filter '%s' (closest, bilinear or trilinear)", optarg);
+                tool_bad_usage("bad --filter '%s' (closest, bilinear, trilinear or anisotropic)",
+                               optarg);
             break;
         case 'm':
             b.max_memory_mb = tool_parse_u64(optarg, "--max-memory-mb", 1 << 20);
             break;
         case 'r':
             b.repeat = (int)tool_parse_u64(optarg, "--repeat", 63);
+            repeat_given = true;
             break;
         case 'R':
             b.raw = true;
+            break;
+        case 'C':
+            cold = true;
+            break;
+        case 'F':
+            floor_bench = true;
             break;
         }
     }
     if (optind == argc) {
         tool_usage_error(&cli);
     }
+    if (cold && floor_bench)
+        tool_bad_usage("--cold and --floor are two benchmarks: one at a time");
+    if (cold) {
+        texture_cold_run(&(texture_cold_opts){argv + optind, (unsigned)(argc - optind),
+                                              repeat_given ? b.repeat : 5, b.raw, b.max_memory_mb});
+        return 0;
+    }
     b.nfiles = (unsigned)(argc - optind);
     b.files = malloc(b.nfiles * sizeof *b.files);
     for (unsigned i = 0; i < b.nfiles; i++)
         b.files[i] = ustr_intern_cstr(argv[optind + (int)i]);
-    b.deriv = b.filter == TEX_FILTER_TRILINEAR ? 1.0f / 256 : 1.0f / 1024;
+    float deriv = b.filter == TEX_FILTER_TRILINEAR ? 1.0f / 256 : 1.0f / 1024;
+    b.derivs = b.filter == TEX_FILTER_ANISOTROPIC ? (tex_derivs){3.0f / 256, 0, 0, 3.0f / 1024}
+                                                  : (tex_derivs){deriv, 0, 0, deriv};
+    if (floor_bench) {
+        b.repeat = repeat_given ? b.repeat : 5;
+        floor_run(&b, threads, nthreads);
+        free(b.files);
+        return 0;
+    }
 
     for (int k = 0; k < nthreads; k++) {
         double   secs[64], sum = 0;

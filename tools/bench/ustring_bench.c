@@ -5,9 +5,18 @@
  *
  * one per run, where N counts the operations of all threads and S is the
  * median of --repeat timed runs. --scale runs the four standard workloads
- * for every strategy and prints them as tables. */
+ * for every strategy and prints them as tables. --floor times each strategy
+ * against the floor (intern_floor.h), one line per strategy:
+ *
+ *   ustring-bench floor lock=L threads=1 ops=N floor_mops=F mops=R ratio=X
+ *       spread=A-B speedup2=S checksum=C floor_checksum=C
+ *
+ * (one line), where X is the median over the rounds of the table's time
+ * over the floor's, A-B its range, and S the table's 2-thread throughput
+ * over its 1-thread throughput. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "intern_floor.h"
 #include "texpaths.h"
 #include "tool.h"
 #include "ustring.h"
@@ -22,6 +31,7 @@
 #include <unistd.h>
 
 #define MAX_LIST 32
+#define WARM_UP  1000 /* interns each thread makes untimed before the barrier */
 
 const char tool_prog[] = "ustring-bench";
 
@@ -47,6 +57,7 @@ typedef struct bench {
     int       nlocks;
     int       repeat;
     bool      print_stats;
+    bool      floor; /* --floor */
 } bench;
 
 typedef struct worker {
@@ -64,7 +75,7 @@ static const char usage_text[] =
     "usage: ustring-bench [--strings FILE | --generate N] [--seed S]\n"
     "                     [--threads T[,T...]] [--ops M] [--new-fraction F]\n"
     "                     [--same-string] [--lock L[,L...]|all] [--repeat K]\n"
-    "                     [--scale] [--stats]\n"
+    "                     [--scale] [--stats] [--floor]\n"
     "  --strings FILE    intern the lines of FILE (one string per line)\n"
     "  --generate N      intern N generated texture paths instead (default 1000)\n"
     "  --seed S          seed of the generated paths (default 1)\n"
@@ -77,7 +88,10 @@ static const char usage_text[] =
     "  --repeat K        timed runs per configuration; the median is reported (3)\n"
     "  --scale           run hot, 10% new, 100% new and same-string workloads for\n"
     "                    every lock and print tables of throughput and speed-up\n"
-    "  --stats           print the table's statistics after each configuration\n";
+    "  --stats           print the table's statistics after each configuration\n"
+    "  --floor           hot lookups against the floor, a single-threaded table with\n"
+    "                    the same hash and compare; rounds alternate the floor, the\n"
+    "                    table at 1 thread and at 2 threads (--repeat, default 5)\n";
 
 /* ---- strings ---- */
 
@@ -142,6 +156,13 @@ strings_generate(strings *l, size_t n, uint64_t seed)
 
 /* ---- one run ---- */
 
+/* The line that operation draw r interns (the contract's step 3). */
+static inline size_t
+line_of(const workload *w, const strings *l, uint64_t r)
+{
+    return w->same_string ? 0 : (size_t)(r % l->n);
+}
+
 /* Writes line + '#' + t + '#' + i into buf (the contract's new string). */
 static size_t
 new_string(char *buf, size_t cap, const char *line, size_t len, unsigned t, uint64_t i)
@@ -164,14 +185,14 @@ worker_main(void *arg)
 
     /* Warm-up, untimed: the thread's first use of the table registers it,
      * and its caches fill. */
-    for (size_t i = 0; i < l->n && i < 1000; i++)
+    for (size_t i = 0; i < l->n && i < WARM_UP; i++)
         sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
 
     pthread_barrier_wait(wk->start);
     wk->start_time = tool_now();
     for (uint64_t i = 0; i < w->ops; i++) {
         uint64_t r = tool_xorshift64star(&x);
-        size_t   k = w->same_string ? 0 : (size_t)(r % l->n);
+        size_t   k = line_of(w, l, r);
         ustr     u;
         if (w->new_fraction > 0 && tool_unit(r) < w->new_fraction)
             u = ustr_table_intern(wk->table, buf,
@@ -204,14 +225,15 @@ table_preloaded(const bench *b, ustr_lock lock)
     return t;
 }
 
-/* Seconds for one timed run: threads start together at a barrier, and the
- * run lasts from the first thread's start to the last one's end, as each
- * thread reads the clock itself (a main thread that took the times could be
- * descheduled behind the workers when they outnumber the cores). */
+/* Seconds for one timed run on `table`: threads start together at a
+ * barrier, and the run lasts from the first thread's start to the last
+ * one's end, as each thread reads the clock itself (a main thread that took
+ * the times could be descheduled behind the workers when they outnumber the
+ * cores). *checksum: the sum of the threads' checksums. */
 static double
-run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last)
+run_threads(const bench *b, const workload *w, ustr_table *table, unsigned nthreads,
+            uint64_t *checksum)
 {
-    ustr_table       *table = table_preloaded(b, lock);
     worker           *wk = calloc(nthreads, sizeof *wk);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
     pthread_barrier_t start;
@@ -224,26 +246,38 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
             tool_die("cannot start a thread");
     }
     pthread_barrier_wait(&start);
-    bool   failed = false;
-    double first = 0, final = 0;
+    bool     failed = false;
+    double   first = 0, final = 0;
+    uint64_t sum = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
         failed |= wk[t].failed;
+        sum += wk[t].checksum;
         first = t == 0 || wk[t].start_time < first ? wk[t].start_time : first;
         final = wk[t].end_time > final ? wk[t].end_time : final;
     }
-    double secs = final - first;
     if (failed)
         tool_die("an intern call failed (out of memory?)");
+    pthread_barrier_destroy(&start);
+    free(wk);
+    free(tid);
+    *checksum = sum;
+    return final - first;
+}
+
+/* Seconds for one timed run on a fresh table. */
+static double
+run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last)
+{
+    ustr_table *table = table_preloaded(b, lock);
+    uint64_t    checksum;
+    double      secs = run_threads(b, w, table, nthreads, &checksum);
     if (last && b->print_stats) {
         ustr_stats s;
         ustr_table_stats(table, &s);
         ustr_stats_print(&s, "  ", stderr);
     }
-    pthread_barrier_destroy(&start);
     ustr_table_destroy(table);
-    free(wk);
-    free(tid);
     return secs;
 }
 
@@ -314,6 +348,91 @@ run_workload(const bench *b, const workload *w, bool table)
         scale_table(b, w, mops);
 }
 
+/* ---- --floor ---- */
+
+/* A floor over the table's own copies of the lines (intern_floor.h says
+ * why its own would not do). */
+static intern_floor *
+floor_over(const bench *b, ustr_table *table)
+{
+    intern_floor *f = intern_floor_create(b->lines.n);
+    if (!f)
+        tool_die("out of memory");
+    for (size_t i = 0; i < b->lines.n; i++)
+        if (!intern_floor_add(f, ustr_table_intern(table, b->lines.s[i], b->lines.len[i])))
+            tool_die("the floor is full"); /* it has room for every line */
+    return f;
+}
+
+/* worker_main() as thread 0, on the floor: the same warm-up, draws, lines
+ * and checksum, so that the checksums agree only if both did the same
+ * work. Seconds of the timed part. A frame of its own, as worker_main()
+ * has, so that perf and callgrind can name the floor's loop. */
+static __attribute__((noinline)) double
+floor_run(const bench *b, const workload *w, const intern_floor *f, uint64_t *checksum)
+{
+    const strings *l = &b->lines;
+    uint64_t       x = tool_seed(0), sum = 0;
+    for (size_t i = 0; i < l->n && i < WARM_UP; i++)
+        sum += (uintptr_t)intern_floor_find(f, l->s[i], l->len[i]);
+    double start = tool_now();
+    for (uint64_t i = 0; i < w->ops; i++) {
+        size_t k = line_of(w, l, tool_xorshift64star(&x));
+        ustr   u = intern_floor_find(f, l->s[k], l->len[k]);
+        if (!u)
+            tool_die("the floor lost line %zu", k);
+        sum += (uintptr_t)u;
+    }
+    double secs = tool_now() - start;
+    *checksum = sum;
+    return secs;
+}
+
+/* The least and the greatest of v[0..n), n >= 1. */
+static void
+range_of(const double *v, int n, double *lo, double *hi)
+{
+    *lo = *hi = v[0];
+    for (int i = 1; i < n; i++) {
+        *lo = v[i] < *lo ? v[i] : *lo;
+        *hi = v[i] > *hi ? v[i] : *hi;
+    }
+}
+
+/* --repeat rounds, each the floor, then the table at 1 thread on the same
+ * strings, then the table at 2 threads: interleaved, so that a machine
+ * busy for a while slows both sides of a round rather than one side of the
+ * comparison. Ratios are taken within a round; the line gives their
+ * median and range. */
+static void
+run_floor(const bench *b, const workload *w, ustr_lock lock)
+{
+    double   floor_secs[64], secs[64], ratio[64], speedup2[64];
+    uint64_t sum = 0, floor_sum = 0, s;
+    for (int k = 0; k < b->repeat; k++) {
+        ustr_table   *table = table_preloaded(b, lock);
+        intern_floor *f = floor_over(b, table);
+        floor_secs[k] = floor_run(b, w, f, &s);
+        floor_sum += s;
+        secs[k] = run_threads(b, w, table, 1, &s);
+        sum += s;
+        intern_floor_destroy(f);
+        ustr_table_destroy(table);
+        ratio[k] = secs[k] / floor_secs[k];
+        speedup2[k] = 2 * secs[k] / run_once(b, w, lock, 2, k == b->repeat - 1);
+    }
+    int    n = b->repeat;
+    double lo, hi;
+    range_of(ratio, n, &lo, &hi);
+    printf("ustring-bench floor lock=%s threads=1 ops=%" PRIu64 " floor_mops=%.2f mops=%.2f "
+           "ratio=%.2f spread=%.2f-%.2f speedup2=%.2f checksum=%016" PRIx64
+           " floor_checksum=%016" PRIx64 "\n",
+           ustr_lock_name(lock), w->ops, (double)w->ops / tool_median(floor_secs, n) / 1e6,
+           (double)w->ops / tool_median(secs, n) / 1e6, tool_median(ratio, n), lo, hi,
+           tool_median(speedup2, n), sum, floor_sum);
+    fflush(stdout);
+}
+
 /* ---- options ---- */
 
 static int
@@ -358,20 +477,26 @@ parse_locks(const char *arg, ustr_lock *out)
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"strings", required_argument, NULL, 'S'}, {"generate", required_argument, NULL, 'g'},
-        {"seed", required_argument, NULL, 's'},    {"threads", required_argument, NULL, 't'},
-        {"ops", required_argument, NULL, 'o'},     {"new-fraction", required_argument, NULL, 'f'},
-        {"same-string", no_argument, NULL, '1'},   {"lock", required_argument, NULL, 'l'},
-        {"repeat", required_argument, NULL, 'r'},  {"scale", no_argument, NULL, 'x'},
-        {"stats", no_argument, NULL, 'v'},         {NULL, 0, NULL, 0}};
-    static const tool_cli cli = {usage_text, longopts, NULL};
-    bench                 b = {.repeat = 3};
-    workload              w = {.name = "custom"};
-    const char           *strings_file = NULL;
-    uint64_t              generate = 1000, seed = 1, ops = 0;
-    bool                  scale = false;
-    int                   c;
+    static const struct option longopts[] = {{"strings", required_argument, NULL, 'S'},
+                                             {"generate", required_argument, NULL, 'g'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"ops", required_argument, NULL, 'o'},
+                                             {"new-fraction", required_argument, NULL, 'f'},
+                                             {"same-string", no_argument, NULL, '1'},
+                                             {"lock", required_argument, NULL, 'l'},
+                                             {"repeat", required_argument, NULL, 'r'},
+                                             {"scale", no_argument, NULL, 'x'},
+                                             {"stats", no_argument, NULL, 'v'},
+                                             {"floor", no_argument, NULL, 'F'},
+                                             {NULL, 0, NULL, 0}};
+    static const tool_cli      cli = {usage_text, longopts, NULL};
+    bench                      b = {.repeat = 0}; /* 0: the default, 3 (5 with --floor) */
+    workload                   w = {.name = "custom"};
+    const char                *strings_file = NULL;
+    uint64_t                   generate = 1000, seed = 1, ops = 0;
+    bool                       scale = false;
+    int                        c;
     while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 'S':
@@ -411,10 +536,18 @@ main(int argc, char **argv)
         case 'v':
             b.print_stats = true;
             break;
+        case 'F':
+            b.floor = true;
+            break;
         }
     }
     if (optind < argc)
         tool_bad_usage("unexpected argument '%s'", argv[optind]);
+    if (b.floor && (scale || w.new_fraction > 0 || b.nthreads))
+        tool_bad_usage("--floor times hot lookups at 1 and 2 threads: it takes no --scale, "
+                       "--new-fraction or --threads");
+    if (b.repeat == 0)
+        b.repeat = b.floor ? 5 : 3;
     if (strings_file)
         strings_read(&b.lines, strings_file);
     else
@@ -426,7 +559,11 @@ main(int argc, char **argv)
     if (!ops)
         ops = 1000000;
 
-    if (!scale) {
+    if (b.floor) {
+        w.ops = ops;
+        for (int i = 0; i < b.nlocks; i++)
+            run_floor(&b, &w, b.locks[i]);
+    } else if (!scale) {
         w.ops = ops;
         run_workload(&b, &w, false);
     } else {
