@@ -119,7 +119,7 @@ texture_floor_create(tex_system *ts, const ustr *names, unsigned n, bool raw, te
         r = file_read(ts, tc, names[i], raw, &fl->files[i], why);
         if (r != TEX_OK) {
             tex_name_printable(shown, sizeof shown, names[i]);
-            snprintf(err, TEX_ERR_LEN, "%s: %.200s", shown, why);
+            snprintf(err, TEX_ERR_LEN, "%.100s: %.150s", shown, why);
         }
     }
     tex__tile_release(tc);
