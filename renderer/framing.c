@@ -83,11 +83,9 @@ take_in_near(const rt_scene *s, size_t step, float lo[3], float hi[3])
     for (size_t t = 0; t < s->ntris; t += step)
         for (int c = 0; c < 3; c++) {
             const float *p = &s->positions[3 * (size_t)s->indices[3 * t + c]];
-            bool         near = true;
-            for (int k = 0; k < 3; k++)
-                near = near && p[k] >= near_lo[k] && p[k] <= near_hi[k];
-            for (int k = 0; k < 3 && near; k++)
-                lo[k] = fminf(lo[k], p[k]), hi[k] = fmaxf(hi[k], p[k]);
+            if (rt__in_box(p, near_lo, near_hi))
+                for (int k = 0; k < 3; k++)
+                    lo[k] = fminf(lo[k], p[k]), hi[k] = fmaxf(hi[k], p[k]);
         }
 }
 
@@ -198,13 +196,6 @@ fit_box(const aim *a, const float lo[3], const float hi[3])
     return d > 0 ? d : 1.0;
 }
 
-static bool
-in_box(const float p[3], const float lo[3], const float hi[3])
-{
-    return p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] &&
-           p[2] <= hi[2];
-}
-
 /* The same for the scene's vertices in the box instead of its corners:
  * nearer, where the box has empty corners (a level's walls reach up at its
  * edges, not all over). */
@@ -214,7 +205,7 @@ fit_vertices(const rt_scene *s, const aim *a, const float lo[3], const float hi[
     double d = 0, near = 0.05 * diagonal(lo, hi);
     for (uint32_t i = 0; i < s->nverts; i++) {
         const float *p = &s->positions[3 * (size_t)i];
-        if (in_box(p, lo, hi))
+        if (rt__in_box(p, lo, hi))
             d = fmax(d, fit_point(a, p, near));
     }
     return d > 0 ? d : fit_box(a, lo, hi);
@@ -232,7 +223,7 @@ fit_level(const rt_scene *s, aim *a, const float lo[3], const float hi[3])
     for (uint32_t i = 0; i < s->nverts; i++) {
         const float *p = &s->positions[3 * (size_t)i];
         double       x, y, z;
-        if (!in_box(p, lo, hi))
+        if (!rt__in_box(p, lo, hi))
             continue;
         aim_local(a, p, &x, &y, &z);
         x_lo = fmin(x_lo, x / (d + z)), x_hi = fmax(x_hi, x / (d + z));

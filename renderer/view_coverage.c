@@ -10,15 +10,13 @@
 enum { GRID_W = 64, GRID_H = 48, MAX_TRIANGLES = 1 << 18 };
 
 /* A corner in grid cells (x right, y down), or false when it lies behind
- * the camera (or so near its plane that it would project anywhere). */
+ * the camera (or so near its plane that it would project anywhere); r is
+ * the camera's right. */
 static bool
-project(const rt__pinhole *cam, const float p[3], double near, double cell[2])
+project(const rt__pinhole *cam, const double r[3], const float p[3], double near, double cell[2])
 {
-    double        q[3], x = 0, y = 0, z = 0, r[3];
+    double        q[3], x = 0, y = 0, z = 0;
     const double *f = cam->forward, *u = cam->up;
-    r[0] = f[1] * u[2] - f[2] * u[1];
-    r[1] = f[2] * u[0] - f[0] * u[2];
-    r[2] = f[0] * u[1] - f[1] * u[0];
     for (int k = 0; k < 3; k++) {
         q[k] = (double)p[k] - cam->position[k];
         x += q[k] * r[k], y += q[k] * u[k], z += q[k] * f[k];
@@ -65,19 +63,16 @@ rasterize(bool grid[GRID_H][GRID_W], const double v[3][2])
         }
 }
 
-static bool
-inside(const float p[3], const float lo[3], const float hi[3])
-{
-    return p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] &&
-           p[2] <= hi[2];
-}
-
 double
 rt__view_coverage(const rt_scene *s, const float lo[3], const float hi[3], const rt__pinhole *cam)
 {
     static_assert(GRID_W * 3 == GRID_H * 4, "the grid has the automatic camera's aspect");
-    bool   grid[GRID_H][GRID_W];
-    double size = 0;
+    bool          grid[GRID_H][GRID_W];
+    double        size = 0, r[3];
+    const double *f = cam->forward, *u = cam->up;
+    r[0] = f[1] * u[2] - f[2] * u[1]; /* the camera's right, once */
+    r[1] = f[2] * u[0] - f[0] * u[2];
+    r[2] = f[0] * u[1] - f[1] * u[0];
     memset(grid, 0, sizeof grid);
     for (int k = 0; k < 3; k++)
         size = fmax(size, (double)hi[k] - lo[k]);
@@ -87,7 +82,7 @@ rt__view_coverage(const rt_scene *s, const float lo[3], const float hi[3], const
         bool   in = true;
         for (int c = 0; c < 3 && in; c++) {
             const float *p = &s->positions[3 * (size_t)s->indices[3 * t + c]];
-            in = inside(p, lo, hi) && project(cam, p, 1e-6 * size, v[c]);
+            in = rt__in_box(p, lo, hi) && project(cam, r, p, 1e-6 * size, v[c]);
         }
         if (in)
             rasterize(grid, (const double(*)[2])v);

@@ -1161,6 +1161,12 @@ gltf_features)
     awk -v g="$g" 'BEGIN { exit !(g > 0.65 && g < 0.75) }' || fail "BLEND: green $g, want 0.7"
     g=$(look "$tmp/opaque.gltf" "$tmp/opaque.exr")
     [ "$g" = 0 ] || fail "OPAQUE: green $g, want 0"
+    # No alphaMode is glTF's OPAQUE: the alpha of 0.3 is not a blend (as an
+    # OBJ's 'd' of 0.3 is).
+    blend_gltf OPAQUE | sed 's/"alphaMode": "OPAQUE", //' >"$tmp/nomode.gltf"
+    ! grep -q alphaMode "$tmp/nomode.gltf" || fail "nomode.gltf still names alphaMode"
+    g=$(look "$tmp/nomode.gltf" "$tmp/nomode.exr")
+    [ "$g" = 0 ] || fail "no alphaMode: green $g, want 0"
     "$render" -t 2 -r 16 16 --spp 2 -o "$tmp/b1.exr" "$tmp/blend.gltf" &&
         "$render" -t 1 --tile 4 -r 16 16 --spp 2 -o "$tmp/b2.exr" "$tmp/blend.gltf" 2>/dev/null ||
         fail "BLEND: exit $?"
