@@ -4,13 +4,12 @@
  * one word:
  *   EMPTY          free
  *   FROZEN         free and closed: this array is moving, look in `next`
- *   rep            a published string
- *   rep | MOVED    a string that is (being) copied to `next`; still valid
+ *   rep            a published string (also in `next` once its move copied it)
  * On x86-64 a rep word also carries 15 bits of the hash in its top 16 bits
  * (user pointers fit in 48), so a probe passes most other strings
  * without touching their memory; a rep above 2^48 is stored untagged and
  * compared the slow way. Reps never move and never die before the table,
- * and a slot only ever goes EMPTY -> rep -> rep|MOVED or EMPTY -> FROZEN, so
+ * and a slot only ever goes EMPTY -> rep or EMPTY -> FROZEN, so
  * a probe that reaches a free slot has proved its key is not in this array.
  *
  * Lookups take no lock and write nothing shared: they announce an epoch in
@@ -18,10 +17,10 @@
  *
  * Inserts claim room (the array's `claimed` count, at most half the slots),
  * then publish with a compare-and-swap on an EMPTY slot. When no room is
- * left, the inserter makes `next` (2x or more), FREEZES the free slot its
+ * left, the inserter makes `next` (4x or 2x, see GROW_4X_BELOW), FREEZES the free slot its
  * probe ended on (so nobody can later insert its key into this array) and
  * goes on in `next`. Then every inserter that sees a `next` helps copy: it
- * claims a chunk of slots and marks each MOVED or FROZEN, copying the reps.
+ * claims a chunk of slots, freezes the free ones and copies the reps.
  * Copying a slot is idempotent, so nobody ever waits for a helper that was
  * preempted mid-chunk: a thread that needs the move finished copies every
  * unfinished chunk again itself. An array holds at most one rep per key,
@@ -42,7 +41,7 @@
  * the domain and load `current` with seq_cst, as the proof asks.
  *
  * Shards: the table holds USTR__LF_SHARDS such chains, one `current` each,
- * and a string lives in the chain its hash picks (shard_of()); everything
+ * and a string lives in the chain its hash picks (ustr__lf_shard_of()); everything
  * above holds per chain, which shares only the epoch domain with the
  * others. A single array took every insert's claim on one counter and
  * every growth in one move: at 16 threads, inserts of new strings ran at
@@ -51,10 +50,30 @@
 
 #include <errno.h>
 
+/* Race points: where tests/stress/ustr_race_test.c stops a thread to force
+ * an interleaving that a timed race would hit once in a blue moon. Live
+ * only in the copy of this library that test builds (USTR_RACE_POINTS);
+ * here they are nothing. */
+#ifdef USTR_RACE_POINTS
+void ustr__race_point(const char *where); /* the test's */
+#define RACE_POINT(where) ustr__race_point(where)
+#else
+#define RACE_POINT(where) ((void)0)
+#endif
+
 #define EMPTY  ((uintptr_t)0)
 #define FROZEN ((uintptr_t)1)
-#define MOVED  ((uintptr_t)1)
 #define CHUNK  ((size_t)512) /* slots a helper copies at a time */
+
+/* Arrays under this many slots grow 4x, larger ones 2x. A move costs a
+ * compare-and-swap on every free slot and another on every copied rep, and
+ * over a table's growth the moves add up to the sum of its arrays: growing
+ * 4x a third of it, where 2x made inserting new strings the slowest of the
+ * locks (issue 33). The price is room: an index at 1/8 to 1/2 load, 16 to
+ * 64 bytes a string in 8-byte slots, no more than the locked index's 16-byte
+ * slots at 3/8 to 3/4. Past 2^16 slots a shard (some 2 million strings in
+ * all) 2x again, so a huge table's spare room stays within 2x. */
+#define GROW_4X_BELOW ((size_t)1 << 16)
 
 /* Inserts between two attempts of a thread to free retired arrays: an
  * attempt scans every thread's record, and a preempted reader can hold an
@@ -90,7 +109,7 @@ tag_may_match(uintptr_t v, uint64_t hash)
 static inline const ustr__rep *
 rep_of(uintptr_t v)
 {
-    return (const ustr__rep *)((v >> TAG_SHIFT & 0x8000 ? v & PTR_MASK : v) & ~MOVED);
+    return (const ustr__rep *)(v >> TAG_SHIFT & 0x8000 ? v & PTR_MASK : v);
 }
 #else
 static inline uintptr_t
@@ -109,7 +128,7 @@ tag_may_match(uintptr_t v, uint64_t hash)
 static inline const ustr__rep *
 rep_of(uintptr_t v)
 {
-    return (const ustr__rep *)(v & ~MOVED);
+    return (const ustr__rep *)v;
 }
 #endif
 
@@ -191,15 +210,6 @@ static inline void
 epoch_leave(ustr__thread *th)
 {
     ustr_epoch_leave(&th->rec);
-}
-
-/* The shard of a hash: bits that neither the slot index (the low bits of
- * any array under 2^32 slots) nor the tag (bits 48-62) uses, so that the
- * strings of one shard still spread over its slots and differ in tags. */
-static inline size_t
-shard_of(uint64_t hash)
-{
-    return (size_t)(hash >> 32) & (USTR__LF_SHARDS - 1);
 }
 
 static inline ustr__lf_array *
@@ -317,9 +327,10 @@ next_or_make(ustr_table *t, ustr__lf_array *a)
         ustr_backoff_wait(&b); /* the maker may fail and clear the flag: look again */
     }
     size_t claimed = atomic_load_explicit(&a->claimed, memory_order_relaxed);
-    size_t cap = ustr__pow2_at_least(4 * claimed);
-    if (cap < 2 * (a->mask + 1))
-        cap = 2 * (a->mask + 1);
+    size_t factor = a->mask + 1 < GROW_4X_BELOW ? 4 : 2;
+    size_t cap = ustr__pow2_at_least(2 * factor * claimed);
+    if (cap < factor * (a->mask + 1))
+        cap = factor * (a->mask + 1);
     ustr__lf_array *fresh = array_new(t, a->shard, cap);
     if (!fresh) {
         /* Relaxed: as above; let another thread try. */
@@ -405,6 +416,8 @@ place(ustr_table *t, ustr__lf_array *a, const ustr__rep *r, bool copying, bool *
                 a = n;
             continue;
         }
+        if (!copying)
+            RACE_POINT("claimed"); /* room held, slot not yet taken */
         uintptr_t expect = EMPTY;
         /* Release publishes the rep's characters with the pointer (pairs with
          * the acquire in probe()). */
@@ -419,26 +432,51 @@ place(ustr_table *t, ustr__lf_array *a, const ustr__rep *r, bool copying, bool *
 }
 
 /* Closes slot i of a moving array and makes sure its rep is in n; returns
- * whether this call put it there. Idempotent: a slot already closed has its
- * rep placed again, which finds it there unless the thread that closed it
- * has not got that far yet. */
+ * whether this call put it there. A free slot is closed (FROZEN), so no one
+ * can publish into it behind us; a rep slot needs no mark, for it never
+ * changes again. Idempotent: a rep is placed again, which finds it there
+ * unless the thread that first copied it has not got that far yet. */
 static bool
-move_slot(ustr_table *t, ustr__lf_array *a, ustr__lf_array *n, size_t i)
+move_slot(ustr_table *t, ustr__lf_array *n, _Atomic uintptr_t *slot)
 {
     /* Acquire: if it is a rep we are about to read it. */
-    uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_acquire);
-    while (!(v & MOVED)) {
-        uintptr_t closed = v == EMPTY ? FROZEN : v | MOVED;
-        /* Release: whoever sees FROZEN also sees `next` (as in place()).
-         * Acquire, on failure too: if a rep appeared we are about to read it. */
-        if (atomic_compare_exchange_weak_explicit(&a->slots[i], &v, closed, memory_order_acq_rel,
-                                                  memory_order_acquire))
-            v = closed;
-    }
+    uintptr_t v = atomic_load_explicit(slot, memory_order_acquire);
+    /* Release: whoever sees FROZEN also sees `next` (as in place()).
+     * Acquire on failure: a rep appeared, and we are about to read it. */
+    if (v == EMPTY && atomic_compare_exchange_strong_explicit(
+                          slot, &v, FROZEN, memory_order_release, memory_order_acquire))
+        return false;
     bool copied = false;
     if (v != FROZEN)
         place(t, n, rep_of(v), true, &copied);
     return copied;
+}
+
+/* Slots ahead of the copy whose memory is fetched early: a copy reads
+ * each rep's hash (a miss: reps lie all over the arena) and then probes n
+ * at a random place (another); one at a time, those misses were most of a
+ * move's cost. */
+#define FETCH_REP  64
+#define FETCH_SLOT 32
+
+/* Starts the loads that copying slot i + FETCH_SLOT and i + FETCH_REP of a
+ * will need: the rep of the farther one, the home slot in n of the nearer
+ * one (whose rep, fetched FETCH_REP - FETCH_SLOT slots ago, is there by
+ * now). A hint: the copy itself reads every slot again. */
+static inline void
+prefetch_copy(ustr__lf_array *a, ustr__lf_array *n, size_t i, size_t end)
+{
+    /* Acquire, both: we read the rep behind the word (as in probe()). */
+    if (i + FETCH_REP < end) {
+        uintptr_t v = atomic_load_explicit(&a->slots[i + FETCH_REP], memory_order_acquire);
+        if (v > FROZEN)
+            __builtin_prefetch(rep_of(v));
+    }
+    if (i + FETCH_SLOT < end) {
+        uintptr_t v = atomic_load_explicit(&a->slots[i + FETCH_SLOT], memory_order_acquire);
+        if (v > FROZEN)
+            __builtin_prefetch(&n->slots[rep_of(v)->hash & n->mask]);
+    }
 }
 
 /* Copies chunk c of a to its successor; safe to run twice. */
@@ -448,8 +486,11 @@ copy_range(ustr_table *t, ustr__lf_array *a, size_t c)
     ustr__lf_array *n = next_of(a);
     size_t          end = (c + 1) * CHUNK < a->mask + 1 ? (c + 1) * CHUNK : a->mask + 1;
     size_t          copied = 0;
-    for (size_t i = c * CHUNK; i < end; i++)
-        copied += move_slot(t, a, n, i);
+    RACE_POINT("copying"); /* chunk taken, not yet copied */
+    for (size_t i = c * CHUNK; i < end; i++) {
+        prefetch_copy(a, n, i, end);
+        copied += move_slot(t, n, &a->slots[i]);
+    }
     /* Relaxed: a count, as in claim(); one add per chunk, not per rep. */
     if (copied)
         atomic_fetch_add_explicit(&n->claimed, copied, memory_order_relaxed);
@@ -508,8 +549,8 @@ insert(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash
     bool       published = false;
     if (mine) {
         epoch_enter(t, th);
-        r = place(t, current(t, shard_of(hash)), mine, false, &published);
-        ustr__lf_array *a = current(t, shard_of(hash));
+        r = place(t, current(t, ustr__lf_shard_of(hash)), mine, false, &published);
+        ustr__lf_array *a = current(t, ustr__lf_shard_of(hash));
         if (next_of(a)) /* a move is on: help it along */
             while (copy_chunk(t, a))
                 ;
@@ -548,7 +589,7 @@ ustr__lockfree_intern(ustr_table *t, const char *s, size_t len)
         return NULL;
     }
     epoch_enter(t, th);
-    const ustr__rep *r = lookup(current(t, shard_of(hash)), hash, s, len);
+    const ustr__rep *r = lookup(current(t, ustr__lf_shard_of(hash)), hash, s, len);
     epoch_leave(th);
     if (!r)
         r = insert(t, th, s, len, hash);
@@ -593,16 +634,18 @@ ustr__lockfree_free(ustr_table *t)
 uint64_t
 ustr__lockfree_walk_count(ustr_table *t)
 {
-    /* A string being moved is in two arrays: counted in the newer one,
-     * where it is unmarked, and not where it is MOVED. Relaxed, all: no
-     * thread interns meanwhile. */
+    /* A string being moved may be in two arrays: counted in the newest that
+     * holds it. Relaxed, all: no thread interns meanwhile. */
     uint64_t n = 0;
     for (size_t k = 0; k < USTR__LF_SHARDS; k++)
         for (ustr__lf_array *a = atomic_load_explicit(&t->lf.current[k], memory_order_relaxed); a;
-             a = atomic_load_explicit(&a->next, memory_order_relaxed))
+             a = atomic_load_explicit(&a->next, memory_order_relaxed)) {
+            ustr__lf_array *later = atomic_load_explicit(&a->next, memory_order_relaxed);
             for (size_t i = 0; i <= a->mask; i++) {
-                uintptr_t v = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
-                n += v > FROZEN && !(v & MOVED);
+                uintptr_t        v = atomic_load_explicit(&a->slots[i], memory_order_relaxed);
+                const ustr__rep *r = rep_of(v);
+                n += v > FROZEN && !(later && lookup(later, r->hash, r->chars, r->len) == r);
             }
+        }
     return n;
 }

@@ -261,6 +261,15 @@ typedef struct ustr__lf_array ustr__lf_array;
 #define USTR__LF_SHARD_BITS 6
 #define USTR__LF_SHARDS     (1 << USTR__LF_SHARD_BITS)
 
+/* The shard of a hash: bits that neither the slot index (the low bits of
+ * any array under 2^32 slots) nor the tag uses, so that the strings of one
+ * shard still spread over its slots and differ in tags. */
+static inline size_t
+ustr__lf_shard_of(uint64_t hash)
+{
+    return (size_t)(hash >> 32) & (USTR__LF_SHARDS - 1);
+}
+
 typedef struct ustr__lockfree {
     ustr_epoch epochs; /* the records of this table's threads; retired arrays */
     /* Read by every lookup, written only when a shard's move ends: no
