@@ -1,11 +1,11 @@
 /* Fuzz target: the nesting count that runs on a glTF's JSON before cJSON
- * and assimp read it (rt__json_depth_check(), renderer/import_guard.h).
+ * and assimp read it (rt__json_depth_check(), renderer/import_check.h).
  * The input is the JSON. Checks: the result is RT_OK, or RT_ERR_FORMAT
  * saying "too deeply nested" in one line, at a byte of the input that
  * opens an array or an object. (What else render reads of a glTF's JSON,
  * it reads with cJSON: fuzz_import.c runs that.) */
 #include "fuzz_input.h"
-#include "import_guard.h"
+#include "import_check.h"
 
 #include <stdio.h>
 #include <string.h>

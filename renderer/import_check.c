@@ -1,6 +1,5 @@
 /* render's own checks on a scene file's bytes (import_check.h). */
 #include "import_check.h"
-#include "import_guard.h"
 #include "tex_image.h"
 
 #include <cjson/cJSON.h>
@@ -529,6 +528,50 @@ gltf_json_check(const char *json, size_t len, bool glb, uint64_t budget, rt__glt
 }
 
 /* ---- the format, and its check ---- */
+
+/* One pass over a glTF's JSON, counting its nesting: brackets inside
+ * strings do not count. What else render reads of the JSON, it reads with
+ * cJSON (below), which parses no deeper than this allows. */
+typedef struct json_scan {
+    unsigned depth;
+    bool     in_string, escaped;
+} json_scan;
+
+/* Whether byte c takes the JSON deeper than RT_MAX_JSON_DEPTH. */
+static bool
+json_byte(json_scan *j, char c)
+{
+    if (j->in_string) {
+        if (j->escaped)
+            j->escaped = false;
+        else if (c == '\\')
+            j->escaped = true;
+        else if (c == '"')
+            j->in_string = false;
+        return false;
+    }
+    if (c == '"')
+        j->in_string = true;
+    else if (c == '[' || c == '{')
+        return ++j->depth > RT_MAX_JSON_DEPTH;
+    else if ((c == ']' || c == '}') && j->depth > 0)
+        j->depth--;
+    return false;
+}
+
+rt_result
+rt__json_depth_check(const char *json, size_t len, uint64_t at0, char err[RT_ERR_LEN])
+{
+    json_scan j = {.depth = 0};
+    for (size_t i = 0; i < len; i++)
+        if (json_byte(&j, json[i])) {
+            snprintf(err, RT_ERR_LEN,
+                     "too deeply nested: JSON deeper than %d levels (at byte %llu)",
+                     RT_MAX_JSON_DEPTH, (unsigned long long)(at0 + i));
+            return RT_ERR_FORMAT;
+        }
+    return RT_OK;
+}
 
 /* The glTF JSON in [off, off + len) of fd, checked. */
 static rt_result

@@ -30,6 +30,12 @@
 
 #define RT_PLY_MAX_HEADER (64 << 10)
 
+/* JSON nesting is counted before assimp reads a glTF (.gltf, or a .glb's
+ * JSON chunk), whose importer recurses once per level: a million nested
+ * arrays in `extras` (2 MB) overflowed any stack. Over RT_MAX_JSON_DEPTH
+ * levels the file is refused. */
+#define RT_MAX_JSON_DEPTH 1000
+
 /* What the check reads of a glTF's JSON for the import (all empty for
  * other formats): the names in its top-level "extensionsRequired" and
  * "extensionsUsed", whole, made printable by tex_name_printable(), ", "
@@ -65,6 +71,14 @@ struct rt__gltf_graph {
 };
 
 void rt__gltf_facts_free(rt__gltf_facts *facts);
+
+/* RT_OK, or RT_ERR_FORMAT with err saying the JSON json[0..len) nests
+ * deeper than RT_MAX_JSON_DEPTH, and at which byte (at0: where the JSON
+ * starts in its file). Brackets inside strings do not count.
+ * rt__import_check() runs it on a glTF's JSON before cJSON parses it
+ * (which stops at the same depth, but says only that the JSON does not
+ * parse). */
+rt_result rt__json_depth_check(const char *json, size_t len, uint64_t at0, char err[RT_ERR_LEN]);
 
 /* The format of the regular file open at fd, checked as above (read with
  * pread: the offset stays): RT_OK with *format and *facts (always set:

@@ -1,8 +1,9 @@
 /* Scene import through assimp (rt_scene.h, assimp_read.h): the import, and the scene built from it.
  */
 #include "assimp_read.h"
+#include "import_budget.h"
 #include "import_check.h"
-#include "import_guard.h"
+#include "import_stack.h"
 #include "rt_paths.h"
 #include "rt_scene.h"
 #include "scene_build.h"
@@ -419,7 +420,7 @@ rt_scene_load(const char *path, ustr_table *strings, rt_scene **out, char err[RT
     return rt_scene_load_restricted(path, strings, NULL, out, err);
 }
 
-/* One import, run on the import's own large stack (import_guard.h):
+/* One import, run on the import's own large stack (import_stack.h):
  * assimp's parse, its post-processing, the scene build and the release of
  * assimp's scene all recurse over the node hierarchy. */
 typedef struct import_job {
@@ -529,16 +530,16 @@ import_run(void *arg)
             j->r = RT_ERR_NOMEM;
         }
     }
-    rt__budget_report b;
-    if (rt__import_budget_stop(&b)) { /* whatever came of it, the file lied */
+    /* Whatever ran out while the budget was on, the budget was what ran
+     * out: the file claimed more than its size could hold. */
+    uint64_t budget = rt__import_budget_stop();
+    if (budget && j->r == RT_ERR_NOMEM) {
         rt_scene_free(j->scene);
         j->scene = NULL;
         snprintf(j->err, RT_ERR_LEN,
-                 "too large for its size: the import held %.1f MiB and asked for %.1f MiB more, "
-                 "over its budget of %.1f MiB (%d MiB + %d x the bytes its files hold)",
-                 (double)b.held / (1 << 20), (double)b.asked / (1 << 20),
-                 (double)b.budget / (1 << 20), RT_IMPORT_BUDGET_BASE_MB, RT_IMPORT_BUDGET_PER_BYTE);
-        j->r = RT_ERR_NOMEM;
+                 "too large for its size: the import ran out of its memory budget of %.1f MiB "
+                 "(%d MiB + %d x the bytes its files hold)",
+                 (double)budget / (1 << 20), RT_IMPORT_BUDGET_BASE_MB, RT_IMPORT_BUDGET_PER_BYTE);
     }
     rt__ai_free(imp);
     rt__obj_heap_release(heap); /* after assimp has freed all it had */

@@ -1,6 +1,6 @@
 /* The files assimp opens (regular files, in the allowed folders) and the OBJ line buffer. */
 #define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE */
-#include "import_guard.h"
+#include "import_budget.h"
 #include "rt_paths.h"
 #include "scene_build.h"
 #include "tex_image.h"

@@ -1,10 +1,8 @@
-/* What guards an import (import_guard.h): its memory budget, the JSON
- * nesting count, its own large stack. */
+/* The import's own large stack (import_stack.h). */
 #define _GNU_SOURCE /* program_invocation_short_name, MAP_STACK, MADV_NOHUGEPAGE */
-#include "import_guard.h"
+#include "import_stack.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -12,165 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-/* ---- the memory budget ---- */
-
-/* The import's count. Thread-local: only the thread running it counts, and
- * no other thread's malloc pays more than the test of `on`. */
-static _Thread_local struct {
-    bool     on, over;
-    uint64_t used, budget;
-    uint64_t held, asked; /* when refused: what was in use, and the request */
-} budget;
-
-void
-rt__import_budget_start(void)
-{
-    budget.on = true, budget.over = false;
-    budget.used = budget.held = budget.asked = 0;
-    budget.budget = (uint64_t)RT_IMPORT_BUDGET_BASE_MB << 20;
-}
-
-void
-rt__import_budget_file(int fd)
-{
-    struct stat st;
-    if (budget.on && fstat(fd, &st) == 0)
-        budget.budget += (uint64_t)st.st_blocks * 512 * RT_IMPORT_BUDGET_PER_BYTE;
-}
-
-bool
-rt__import_budget_stop(rt__budget_report *out)
-{
-    budget.on = false;
-    *out = (rt__budget_report){.held = budget.held, .asked = budget.asked, .budget = budget.budget};
-    return budget.over;
-}
-
-#if !RT_SANITIZED
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void  __libc_free(void *p);
-
-/* Whether n more bytes, `old` ones being given back, fit the budget; when
- * not, the request is noted. Blocks are counted at their usable size,
- * taken after the allocation and given back at free. */
-static bool
-budget_fits(uint64_t n, uint64_t old)
-{
-    uint64_t held = budget.used - (old < budget.used ? old : budget.used);
-    if (held + n <= budget.budget)
-        return true;
-    budget.over = true, budget.held = held, budget.asked = n;
-    errno = ENOMEM;
-    return false;
-}
-
-static void
-budget_count(void *p, uint64_t old)
-{
-    budget.used -= old < budget.used ? old : budget.used; /* blocks from before the start */
-    if (p)
-        budget.used += malloc_usable_size(p);
-}
-
-void *
-malloc(size_t n)
-{
-    if (!budget.on)
-        return __libc_malloc(n);
-    void *p = budget_fits(n, 0) ? __libc_malloc(n) : NULL;
-    budget_count(p, 0);
-    return p;
-}
-
-void *
-calloc(size_t n, size_t size)
-{
-    if (!budget.on)
-        return __libc_calloc(n, size);
-    bool wraps = size && n > SIZE_MAX / size; /* glibc's calloc refuses it too */
-    if (wraps)
-        errno = ENOMEM;
-    void *p = !wraps && budget_fits((uint64_t)n * size, 0) ? __libc_calloc(n, size) : NULL;
-    budget_count(p, 0);
-    return p;
-}
-
-void *
-realloc(void *p, size_t n)
-{
-    if (!budget.on)
-        return __libc_realloc(p, n);
-    uint64_t old = p ? malloc_usable_size(p) : 0;
-    if (!budget_fits(n, old))
-        return NULL; /* p stays as it was */
-    void *q = __libc_realloc(p, n);
-    if (q || n == 0)
-        budget_count(q, old);
-    return q;
-}
-
-void
-free(void *p)
-{
-    if (budget.on && p)
-        budget_count(NULL, malloc_usable_size(p));
-    __libc_free(p);
-}
-#endif
-
-/* ---- JSON nesting ---- */
-
-/* One pass over a glTF's JSON, counting its nesting: brackets inside
- * strings do not count. What else render reads of the JSON, it reads with
- * cJSON (import_check.c), which parses no deeper than this allows. */
-typedef struct json_scan {
-    unsigned depth;
-    bool     in_string, escaped;
-} json_scan;
-
-/* Whether byte c takes the JSON deeper than RT_MAX_JSON_DEPTH. */
-static bool
-json_byte(json_scan *j, char c)
-{
-    if (j->in_string) {
-        if (j->escaped)
-            j->escaped = false;
-        else if (c == '\\')
-            j->escaped = true;
-        else if (c == '"')
-            j->in_string = false;
-        return false;
-    }
-    if (c == '"')
-        j->in_string = true;
-    else if (c == '[' || c == '{')
-        return ++j->depth > RT_MAX_JSON_DEPTH;
-    else if ((c == ']' || c == '}') && j->depth > 0)
-        j->depth--;
-    return false;
-}
-
-rt_result
-rt__json_depth_check(const char *json, size_t len, uint64_t at0, char err[RT_ERR_LEN])
-{
-    json_scan j = {.depth = 0};
-    for (size_t i = 0; i < len; i++)
-        if (json_byte(&j, json[i])) {
-            snprintf(err, RT_ERR_LEN,
-                     "too deeply nested: JSON deeper than %d levels (at byte %llu)",
-                     RT_MAX_JSON_DEPTH, (unsigned long long)(at0 + i));
-            return RT_ERR_FORMAT;
-        }
-    return RT_OK;
-}
-
-/* ---- the import's own stack ---- */
 
 /* RT_SANITIZED: set by CMake in sanitizer builds, which catch and report
  * overflows themselves. */
@@ -220,9 +61,8 @@ run_big(big_stack_job *job, size_t mb)
 /* Otherwise the import runs on the calling thread, switched onto a stack
  * of its own (swapcontext(3)). A thread of its own, as before, cost a small
  * render's start-up its creation, its join and a malloc arena of its own
- * whose first pages were all new (docs/render-performance.md, "Start-up");
- * and the import's memory budget is counted per thread either way. The
- * stack is address space, committed only as far as it is used; below it, a
+ * whose first pages were all new (docs/render-performance.md, "Start-up").
+ * The stack is address space, committed only as far as it is used; below it, a
  * guard zone wide enough that no one frame steps over it. */
 
 /* What the SIGSEGV handler knows while an import runs: the guard zone
