@@ -247,34 +247,15 @@ static void
 rank_stats_fill(const rt_dist *d, const rt_render_stats *st, tex_system *ts, ustr_table *strings,
                 rt_rank_stats *out)
 {
-    tex_stats  tx;
-    ustr_stats us;
-    tex_system_stats(ts, &tx);
-    ustr_table_stats(strings, &us);
     *out = (rt_rank_stats){.load_secs = st->load_secs,
                            .bvh_secs = st->bvh_secs,
                            .render_secs = st->render_secs,
                            .comm_secs = d->comm_secs,
                            .bytes_sent = d->bytes_sent,
                            .threads = st->threads,
-                           .tiles = st->total.tiles,
-                           .rays = st->total.rays,
-                           .shading_points = st->total.shading_points,
-                           .lookups = st->total.lookups,
-                           .interns = st->total.interns,
-                           .bypasses = st->total.bypasses,
-                           .early_outs = st->total.early_outs,
-                           .lookup_errors = st->total.lookup_errors,
-                           .bad_samples = st->total.bad_samples,
-                           .busy_secs = st->total.busy_secs,
-                           .cpu_secs = st->total.cpu_secs,
-                           .tex_lookups = tx.lookups,
-                           .tex_tiles_loaded = tx.tiles_loaded,
-                           .tex_bytes_read = tx.bytes_read,
-                           .tex_peak_memory = tx.peak_memory,
-                           .ustr_lookups = us.lookups,
-                           .ustr_inserts = us.inserts,
-                           .ustr_contended = us.contended};
+                           .work = st->total};
+    tex_system_stats(ts, &out->tex);
+    ustr_table_stats(strings, &out->ustr);
 }
 
 /* Tile t's corner and size (edge tiles are clipped). */
@@ -400,17 +381,6 @@ root_receive(rt_dist *d, const rt_options *o, int r, rt_image *img, rt_render_st
     return ok;
 }
 
-/* Adds rank k's workers to the job's totals. */
-static void
-total_add(rt_thread_stats *t, const rt_rank_stats *k)
-{
-    t->tiles += k->tiles, t->rays += k->rays, t->shading_points += k->shading_points;
-    t->lookups += k->lookups, t->interns += k->interns;
-    t->bypasses += k->bypasses, t->early_outs += k->early_outs;
-    t->lookup_errors += k->lookup_errors, t->bad_samples += k->bad_samples;
-    t->busy_secs += k->busy_secs, t->cpu_secs += k->cpu_secs;
-}
-
 /* Rank 0, its own tiles rendered (r): answers the last requests, takes
  * every rank's results into img and stats, and says whether the image is
  * whole (its map freed, as rt_render() leaves a whole image's), partial
@@ -429,7 +399,7 @@ root_gather(rt_dist *d, const rt_options *o, source *s, rt_image *img, rt_render
     stats->ranks[0].comm_secs = d->comm_secs;
     stats->ranks[0].bytes_sent = d->bytes_sent;
     for (unsigned k = 1; k < stats->nranks; k++)
-        total_add(&stats->total, &stats->ranks[k]);
+        rt_thread_stats_add(&stats->total, &stats->ranks[k].work);
     if (r != RT_OK)
         return r;
     if (why[0]) {

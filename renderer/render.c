@@ -784,6 +784,15 @@ wait_workers(const rt_options *o, job_board *jb)
     pthread_mutex_unlock(&jb->crew.lock);
     progress_line(o, jb, &pl, false, true);
 }
+void
+rt_thread_stats_add(rt_thread_stats *to, const rt_thread_stats *from)
+{
+    to->busy_secs += from->busy_secs, to->cpu_secs += from->cpu_secs;
+    to->tiles += from->tiles;
+#define ADD(name, label) to->name += from->name;
+    RT_WORK_COUNTS(ADD)
+#undef ADD
+}
 
 /* Starts o->threads workers on the board, shows progress while they run,
  * joins them and sums their statistics. */
@@ -849,12 +858,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     for (unsigned i = 0; i < started; i++) {
         first = w[i].start < first ? w[i].start : first;
         last = w[i].end > last ? w[i].end : last;
-        rt_thread_stats *s = &stats->per_thread[i], *t = &stats->total;
-        t->tiles += s->tiles, t->rays += s->rays, t->shading_points += s->shading_points;
-        t->lookups += s->lookups, t->interns += s->interns, t->early_outs += s->early_outs;
-        t->bypasses += s->bypasses, t->lookup_errors += s->lookup_errors;
-        t->bad_samples += s->bad_samples;
-        t->busy_secs += s->busy_secs, t->cpu_secs += s->cpu_secs;
+        rt_thread_stats_add(&stats->total, &stats->per_thread[i]);
     }
     stats->render_secs = last - first;
     free(w);

@@ -4,6 +4,7 @@
 #ifndef RT_RENDER_H
 #define RT_RENDER_H
 
+#include "rt_counters.h"
 #include "rt_options.h"
 #include "rt_scene.h"
 #include "texture.h"
@@ -14,22 +15,22 @@
 typedef struct rt_thread_stats {
     double   busy_secs; /* wall clock from the worker's start to its end */
     double   cpu_secs;  /* of which on a CPU: the rest it waited or was preempted */
-    uint64_t tiles, rays, shading_points;
-    uint64_t lookups, interns, early_outs, bypasses, lookup_errors;
-    uint64_t bad_samples; /* path samples that were not finite: dropped */
+    uint64_t tiles;
+    RT_WORK_COUNTS(RT_WORK_COUNT_FIELD) /* rt_counters.h */
 } rt_thread_stats;
+
+/* Adds what `from` did to `to`: every field above. */
+void rt_thread_stats_add(rt_thread_stats *to, const rt_thread_stats *from);
 
 /* What one rank of a render spread over processes did (rt_dist.h). */
 typedef struct rt_rank_stats {
-    double   load_secs, bvh_secs, render_secs;
-    double   comm_secs;  /* in MPI calls: asking for tiles, answering, sending results */
-    uint64_t bytes_sent; /* tile requests and answers, pixels, statistics */
-    unsigned threads;
-    uint64_t tiles, rays, shading_points, lookups, interns;
-    uint64_t bypasses, early_outs, lookup_errors, bad_samples;
-    double   busy_secs, cpu_secs; /* summed over the rank's workers */
-    uint64_t tex_lookups, tex_tiles_loaded, tex_bytes_read, tex_peak_memory;
-    uint64_t ustr_lookups, ustr_inserts, ustr_contended;
+    double          load_secs, bvh_secs, render_secs;
+    double          comm_secs;  /* in MPI calls: asking for tiles, answering, sending results */
+    uint64_t        bytes_sent; /* tile requests and answers, pixels, statistics */
+    unsigned        threads;
+    rt_thread_stats work; /* summed over the rank's workers */
+    tex_stats       tex;  /* the rank's own texture cache */
+    ustr_stats      ustr; /* and string table */
 } rt_rank_stats;
 
 #define RT_MAX_RANKS 1024
@@ -184,9 +185,5 @@ void      rt_report_print(const rt_options *o, const rt_render_stats *s, tex_sys
                           ustr_table *strings, FILE *f);
 rt_result rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts,
                          ustr_table *strings, const char *path, char err[RT_ERR_LEN]);
-
-/* Writes s as a JSON string (quotes, backslashes and control bytes
- * escaped; other bytes, UTF-8 included, as they are), or null for NULL. */
-void rt_json_string(FILE *f, const char *s);
 
 #endif

@@ -32,8 +32,8 @@ source "$(dirname "$0")/../progress_wait.sh"
 # as Ctrl-C at a terminal reaches its foreground job.
 set -m
 
-# The value of a top-level integer key in a --stats-json file.
-key() { grep -o "\"$2\": [0-9]*" "$1" | head -n 1 | sed 's/.*: //'; }
+# The value of a top-level key in a --stats-json file.
+key() { jq -r --arg k "$2" '.[$k]' "$1"; }
 
 case $case_ in
 np2 | np3)
@@ -45,9 +45,8 @@ np2 | np3)
         fail "-np $n is not bit-identical to one process"
     # Tile accounting: one entry per rank, tiles adding up to the image's.
     tiles=$(key "$tmp/s.json" tiles)
-    ranks=$(grep -c '"rank":' "$tmp/s.json")
-    sum=$(grep -o '"rank": [0-9]*, "threads": [0-9]*, "tiles": [0-9]*' "$tmp/s.json" |
-        awk -F': ' '{ n += $NF } END { print n + 0 }')
+    ranks=$(jq '.ranks | length' "$tmp/s.json")
+    sum=$(jq '[.ranks[].tiles] | add // 0' "$tmp/s.json")
     [ "$ranks" = "$n" ] || fail "$ranks ranks in the statistics, want $n"
     [ "$tiles" = 48 ] || fail "$tiles tiles, want 48"
     [ "$sum" = "$tiles" ] || fail "the ranks rendered $sum tiles of $tiles"

@@ -163,8 +163,8 @@ light_instances)
         "$render" --quiet -t 2 -r 65 65 --integrator path --camera-pos 0,10,0 --look-at 0,0,0 \
             --fov 60 --stats-json "$tmp/$s.json" -o "$tmp/$s.exr" "$tmp/$s.gltf" || fail "$s: exit $?"
     done
-    grep -q '"lights": 2' "$tmp/two.json" || fail "two nodes: $(grep -o '"lights": [0-9]*' "$tmp/two.json")"
-    grep -q '"lights": 1' "$tmp/one.json" || fail "one node: $(grep -o '"lights": [0-9]*' "$tmp/one.json")"
+    [ "$(jq .scene.lights "$tmp/two.json")" = 2 ] || fail "two nodes: $(jq .scene.lights "$tmp/two.json") lights"
+    [ "$(jq .scene.lights "$tmp/one.json")" = 1 ] || fail "one node: $(jq .scene.lights "$tmp/one.json") lights"
     for x in 15 32 49; do
         for s in two one; do
             got=$(field mean "$("$imgstat" --window $x,32,$((x + 1)),33 "$tmp/$s.exr")")
@@ -214,7 +214,7 @@ sky)
                 --look-at 0,0,0 --fov 50 --stats-json "$tmp/$s.json" -o "$tmp/$s.exr" \
                 "$tmp/lit.obj" || fail "sky $s: exit $?"
             eval "mean_$s=$(field mean "$("$imgstat" "$tmp/$s.exr")")"
-            eval "rays_$s=$(grep -o '"rays": [0-9]*' "$tmp/$s.json" | sed 's/.*: //')"
+            eval "rays_$s=$(jq .rays "$tmp/$s.json")"
         done
         # shellcheck disable=SC2154
         for s in light bsdf; do
@@ -247,7 +247,7 @@ bad_samples)
     printf 'mtllib hot.mtl\nv -1 -1 0\nv 1 -1 0\nv 0 1 0\nusemtl hot\nf 1 2 3\n' >"$tmp/hot.obj"
     "$render" --quiet -t 2 -r 16 16 --spp 4 --stats-json "$tmp/hot.json" -o "$tmp/hot.exr" \
         "$tmp/hot.obj" || fail "exit $?"
-    bad=$(grep -o '"bad_samples": [0-9]*' "$tmp/hot.json" | sed 's/.*: //')
+    bad=$(jq .bad_samples "$tmp/hot.json")
     [ "${bad:-0}" -gt 0 ] || fail "no bad samples counted"
     out=$("$imgstat" "$tmp/hot.exr")
     [[ $(field max "$out") =~ ^[0-9.]+(e[-+]?[0-9]+)?$ ]] || fail "a bad sample reached the image: $out"

@@ -42,7 +42,7 @@ f 5/1/2 6/2/2 7/3/2
 f 5/1/2 7/3/2 8/4/2
 OBJ
 scene=$tmp/scene.obj
-json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
+json() { jq -r --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' "$2"; }
 # A glTF of one triangle (mesh 0): tri_gltf SCENE-NODES NODES [BUFFER] [MEMBERS]: the
 # scene's node list, the "nodes" array, its one buffer (default: the
 # triangle inline) and more top-level members.
@@ -409,7 +409,7 @@ interrupt)
     [ -s "$tmp/part.partial.exr" ] || fail "no partial image beside the output"
     grep -q "interrupted (SIGINT) .*: wrote the partial image $tmp/part.partial.exr" \
         "$tmp/int.err" || fail "no warning: $(cat "$tmp/int.err")"
-    grep -q '"partial": true, "resumed": false' "$tmp/part.json" || fail "stats: $(cat "$tmp/part.json")"
+    [ "$(jq -c '[.partial, .resumed]' "$tmp/part.json")" = '[true,false]' ] || fail "stats: $(cat "$tmp/part.json")"
     done_tiles=$(json tiles_rendered "$tmp/part.json")
     [ "$done_tiles" -ge 1 ] && [ "$done_tiles" -lt 16 ] || fail "interrupted with $done_tiles of 16 tiles"
     # A resumed render says so, and how many tiles it rendered itself.
@@ -418,7 +418,7 @@ interrupt)
     [ ! -e "$tmp/part.partial.exr" ] || fail "the partial image outlived --resume"
     "$imgdiff" --tolerance 0 "$tmp/ref.exr" "$tmp/part.exr" >/dev/null ||
         fail "the resumed image differs from an uninterrupted one"
-    grep -q '"partial": false, "resumed": true' "$tmp/res.json" || fail "resumed: stats: $(cat "$tmp/res.json")"
+    [ "$(jq -c '[.partial, .resumed]' "$tmp/res.json")" = '[false,true]' ] || fail "resumed: stats: $(cat "$tmp/res.json")"
     [ "$(json tiles_rendered "$tmp/res.json")" = $((16 - done_tiles)) ] ||
         fail "resumed: $(json tiles_rendered "$tmp/res.json") tiles rendered, want $((16 - done_tiles))"
     # A PNG cannot be resumed, and is not replaced by a partial one either;
@@ -429,7 +429,7 @@ interrupt)
     [ $rc = 130 ] || fail "PNG: exit $rc, want 130"
     cmp -s "$tmp/old" "$tmp/pic.png" || fail "PNG: a partial image replaced the output"
     [ -s "$tmp/pic.partial.png" ] || fail "PNG: no partial image beside the output"
-    grep -q '"partial": true, "resumed": false' "$tmp/pic.json" || fail "PNG: stats: $(cat "$tmp/pic.json")"
+    [ "$(jq -c '[.partial, .resumed]' "$tmp/pic.json")" = '[true,false]' ] || fail "PNG: stats: $(cat "$tmp/pic.json")"
     n=$(json tiles_rendered "$tmp/pic.json")
     [ "$n" -ge 1 ] && [ "$n" -lt 16 ] || fail "PNG: $n tiles rendered of 16"
     # A stop not honoured: one tile of the whole image at a huge sample
@@ -885,8 +885,8 @@ framing)
     }
     pit; zup; skybox
     # cam FIELD K: component K (0-2) of the camera's FIELD in $tmp/f.json.
-    cam() { grep -o "\"$1\": \[[^]]*\]" "$tmp/f.json" | tr -d '[],' | awk -v k="$2" '{ print $(k + 2) }'; }
-    from() { grep -o '"from": "[^"]*"' "$tmp/f.json" | sed 's/.*: "//; s/"$//'; }
+    cam() { jq -r --arg f "$1" --argjson k "$2" '.camera[$f][$k]' "$tmp/f.json"; }
+    from() { jq -r '.camera.from' "$tmp/f.json"; }
     # covered SCENE ARGS...: the share of pixels on white geometry (albedo 1).
     covered() {
         local scene=$1
@@ -1002,7 +1002,7 @@ framing)
  "buffers": [{"byteLength": 60, "uri": "data:application/octet-stream;base64,$quad"}]}
 GLTF
     c=$(covered dungeon.gltf)
-    [ "$(grep -o '"instances": [0-9]*' "$tmp/f.json")" = '"instances": 40' ] || fail "dungeon: not 40 instances"
+    [ "$(jq '.scene.instances' "$tmp/f.json")" = 40 ] || fail "dungeon: not 40 instances"
     at_least "$c" 0.334 "game level without a camera: share of pixels on geometry"
     at_least -0.1 "$(cam forward 1)" "game level: looking down"
     # A file's camera wins unless a view is asked for.
@@ -1309,7 +1309,7 @@ threads)
     "$render" "${opts[@]}" -t 8 --stats-json "$tmp/t8.json" -o "$tmp/t8.exr" "$scene" ||
         fail "-t 8: exit $?"
     [ "$(json threads "$tmp/t8.json")" = 8 ] || fail "-t 8 ran $(json threads "$tmp/t8.json") workers"
-    tiles=$(grep -o '"thread_tiles": \[[0-9, ]*\]' "$tmp/t8.json" | tr -dc '0-9 ')
+    tiles=$(jq -r '.thread_tiles | map(tostring) | join(" ")' "$tmp/t8.json")
     read -r -a per <<<"$tiles"
     [ "${#per[@]}" = 8 ] || fail "thread_tiles has ${#per[@]} entries, want 8: $tiles"
     sum=0
@@ -1532,7 +1532,7 @@ outputs)
     ln -s /proc/self/fd/1 stdout.json
     json=$("$render" "${o[@]}" --stats-json stdout.json -o x.exr "$scene" 2>/dev/null | cat) ||
         fail "--stats-json to a pipe: exit $?"
-    [[ $json == '{"width": 32, "height": 24,'* ]] || fail "--stats-json to a pipe: '${json:0:80}'"
+    [ "$(jq -c '[.width, .height]' <<<"$json")" = '[32,24]' ] || fail "--stats-json to a pipe: '${json:0:80}'"
     [ -L stdout.json ] || fail "--stats-json replaced the link to stdout"
     # Nothing else is written to: no temporary file left anywhere here.
     [ -z "$(find . -name '*.tmp-*')" ] || fail "left $(find . -name '*.tmp-*')"
@@ -1547,10 +1547,7 @@ honest_stats)
     # the table has the lock --ustring-lock names; the table sees every
     # intern the render counts (per lookup, bypass) and no other after the
     # load's (early-out, --intern once); the cache keeps under --max-memory-mb.
-    table() { # KEY FILE: the string table's own figure
-        grep -o "\"ustring\": {\"lock\": \"[a-z]*\", \"lookups\": [0-9]*" "$2" |
-            sed -n "s/.*\"$1\": \"*\([a-z0-9]*\).*/\1/p"
-    }
+    table() { jq -r --arg k "$1" '.ustring[$k]' "$2"; } # KEY FILE: the string table's own figure
     for lock in mutex spin rwspin sharded lockfree default; do
         "$render" --quiet -t 2 -r 24 16 --ustring-lock $lock --stats-json "$tmp/l.json" \
             -o "$tmp/l.png" "$scene" 2>/dev/null || fail "--ustring-lock $lock: exit $?"

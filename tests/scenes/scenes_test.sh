@@ -8,7 +8,7 @@ scenegen=$1 render=$2 scenes=$3 case_=$4 imgstat=${5:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
+json() { jq -r --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' "$2"; }
 
 case $case_ in
 deterministic)
@@ -32,7 +32,7 @@ render_default | render_many-textures | render_udim)
     "$render" --quiet -r 64 48 --stats-json "$tmp/s.json" -o "$tmp/out.png" "$scene" ||
         fail "render $name"
     [ "$(json file_errors "$tmp/s.json")" = 0 ] && [ "$(json lookup_errors "$tmp/s.json")" = 0 ] ||
-        fail "$name: textures missing: $(grep -o '"file_errors": [0-9]*' "$tmp/s.json")"
+        fail "$name: textures missing: file_errors $(json file_errors "$tmp/s.json")"
     [ "$(json lookups "$tmp/s.json")" -gt 0 ] || fail "$name: no texture lookups"
     hits=$(json shading_points "$tmp/s.json")
     [ "$hits" -ge $((64 * 48 / 3)) ] || fail "$name: geometry on $hits of $((64 * 48)) pixels"

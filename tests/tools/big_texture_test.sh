@@ -14,7 +14,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 limit_kib=1048576
-json() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'; }
+json() { jq -r --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' "$2"; }
 
 case $case_ in
 render)

@@ -50,16 +50,16 @@ quick)
     best=$(sed -n 's/^  full at -t2: \([a-z]*\) is \([0-9.]*\)x \([a-z]*\)$/\1 \2 \3/p' <<<"$line")
     [ -n "$best" ] || fail "verdict line: $line"
     read -r b ratio other <<<"$best"
-    jline=$(grep '"mode": "full", "threads": 2' "$q.json") || fail "no full verdict in $q.json"
-    awk -v l="$jline" -v b="$b" -v o="$other" -v r="$ratio" 'BEGIN {
-        match(l, "\"" b "\": [0-9.]+"); sb = substr(l, RSTART + length(b) + 4, RLENGTH - length(b) - 4)
-        match(l, "\"" o "\": [0-9.]+"); so = substr(l, RSTART + length(o) + 4, RLENGTH - length(o) - 4)
-        d = so / sb - r; if (d < 0) d = -d
-        exit !(sb > 0 && so >= sb && d < 0.006) }' || fail "verdict $line against $jline"
-    for key in '"provenance": {"command": ' '"version": ' '"date": "20' '"cpu_model": ' \
-        '"options": {"width": 64, "height": 48, "spp": 16' '"verdict": {"ranks": 1' '"interning": ['; do
-        grep -qF -- "$key" "$q.json" || fail "$q.json lacks $key"
-    done
+    jline=$(jq -c '.verdict.modes[] | select(.mode == "full" and .threads == 2)' "$q.json")
+    [ -n "$jline" ] || fail "no full verdict in $q.json"
+    jq -e --arg b "$b" --arg o "$other" --argjson r "$ratio" '.secs[$b] as $sb | .secs[$o] as $so |
+        $sb > 0 and $so >= $sb and ($so / $sb - $r | fabs) < 0.006' <<<"$jline" >/dev/null ||
+        fail "verdict $line against $jline"
+    jq -e '(.provenance.command | type) == "string" and (.provenance.version | type) == "string" and
+        (.provenance.date | startswith("20")) and (.provenance.cpu_model | type) == "string" and
+        .provenance.options.width == 64 and .provenance.options.height == 48 and
+        .provenance.options.spp == 16 and .verdict.ranks == 1 and (.verdict.interning | type) == "array"' \
+        "$q.json" >/dev/null || fail "$q.json lacks the provenance or the verdict: $(head -c 600 "$q.json")"
     [ -s "$q.csv" ] && [ -s "$q.json" ] || fail "no CSV or JSON"
     [ "$(head -c 8 "$q.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$q.png is not a PNG"
     # One row per run: 2 threads x 3 modes x 2 locks, repeat 1; the columns.
@@ -77,20 +77,16 @@ quick)
           if (m == "bypass" && !(l == 0 && n == b && n > 0 && t == 0)) bad = bad " bypass:" NR
           if (m == "early-out" && !(n == 0 && t == 0)) bad = bad " early-out:" NR }
         END { if (bad) { print "rows" bad; exit 1 } }' "$q.csv" || fail "mode accounting"
-    grep -q '"complete": true' "$q.json" && [ "$(grep -c '"render_secs"' "$q.json")" = 12 ] ||
+    [ "$(jq '.complete' "$q.json")" = true ] && [ "$(jq '.runs | length' "$q.json")" = 12 ] ||
         fail "$q.json: $(head -c 300 "$q.json")"
-    # The same accounting in the JSON, one run per line.
-    num() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" <<<"$2"; }
-    while read -r line; do
-        l=$(num lookups "$line") n=$(num interns "$line") b=$(num bypasses "$line")
-        t=$(num tex_tiles_loaded "$line")
-        case $line in
-        *'"mode": "full"'*) [ "$l" -gt 0 ] && [ "$n" = "$l" ] && [ "$t" -gt 0 ] ;;
-        *'"mode": "bypass"'*) [ "$l" = 0 ] && [ "$n" = "$b" ] && [ "$n" -gt 0 ] && [ "$t" = 0 ] ;;
-        *'"mode": "early-out"'*) [ "$n" = 0 ] && [ "$t" = 0 ] ;;
-        *) false ;;
-        esac || fail "$q.json accounting: $line"
-    done < <(grep '"render_secs"' "$q.json")
+    # The same accounting in the JSON's runs.
+    bad=$(jq -c '.runs[] | select(
+        if .mode == "full" then (.lookups > 0 and .interns == .lookups and .tex_tiles_loaded > 0)
+        elif .mode == "bypass" then (.lookups == 0 and .interns == .bypasses and .interns > 0 and
+                                     .tex_tiles_loaded == 0)
+        elif .mode == "early-out" then (.interns == 0 and .tex_tiles_loaded == 0)
+        else false end | not)' "$q.json")
+    [ -z "$bad" ] || fail "$q.json accounting: $bad"
     ;;
 interrupt)
     # Ctrl-C stops after the current render; what was measured is written,
@@ -108,7 +104,7 @@ interrupt)
     wait $pid
     rc=$?
     [ $rc = 130 ] || fail "exit $rc after Ctrl-C, want 130"
-    grep -q '"complete": false' i.json || fail "i.json not marked incomplete"
+    [ "$(jq .complete i.json)" = false ] || fail "i.json not marked incomplete"
     rows=$(($(wc -l <i.csv) - 1))
     [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows after Ctrl-C"
     [ -s i.png ] || fail "no plot after Ctrl-C"
@@ -208,9 +204,7 @@ same_work)
                 $col["mode"] == m && $col["lock"] == l { print $col["rays"], $col["shading_points"],
                 $col["lookups"], $col["interns"], $col["bypasses"], $col["early_outs"],
                 $col["ustr_lookups"] }' w.csv)
-            one=$(for k in rays shading_points lookups interns bypasses early_outs; do
-                grep -o "\"$k\": [0-9]*" one.json | head -1 | sed 's/.*: //'; done | tr '\n' ' ')
-            one="$one$(grep -o '"ustring": {"lock": "[a-z]*", "lookups": [0-9]*' one.json | sed 's/.*: //')"
+            one=$(jq -r '"\(.rays) \(.shading_points) \(.lookups) \(.interns) \(.bypasses) \(.early_outs) \(.ustring.lookups)"' one.json)
             [ -n "$row" ] && [ "$row" = "$one" ] ||
                 fail "$mode, $lock: the study counted '$row', render alone '$one' ($keys, table lookups)"
         done
@@ -239,7 +233,8 @@ work_size)
             fail "$w x $h: not 640x480 grown in shape"
         [ "$ms" -ge 400 ] || fail "the sizing render took under 400 ms: $line"
         grep -qF "options: ${w}x$h pixels" <<<"$out" || fail "the options do not say ${w}x$h: $out"
-        grep -q "\"work\": \"640x480 scaled to ${w}x$h" z.json || fail "z.json lacks the work line"
+        jq -e --arg w "640x480 scaled to ${w}x$h" '.work | startswith($w)' z.json >/dev/null ||
+            fail "z.json lacks the work line"
         # The timed rows render that size, so they take as long, give or
         # take what a busy machine adds or takes away.
         awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -268,8 +263,8 @@ waiting)
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         !($col["cpu_share"] > 0 && $col["cpu_share"] < 0.75) { bad = 1 } END { exit bad }' t.csv ||
         fail "cpu_share of two workers on one CPU: $(cut -d, -f1-13 t.csv)"
-    grep -q '"threads": 2, .*"cpu_share": 0\.[0-7][0-9]*, "flags": \["waiting"' t.json ||
-        fail "t.json's row not flagged: $(grep -o '"rows": .*' t.json | head -c 400)"
+    jq -e '[.rows[] | select(.threads == 2 and .cpu_share < 0.8 and (.flags | index("waiting")))] | length > 0' \
+        t.json >/dev/null || fail "t.json's row not flagged: $(jq -c .rows t.json | head -c 400)"
     ;;
 plot)
     # --plot redraws a study's tables and picture from its JSON alone (for a

@@ -25,6 +25,7 @@
  * draws the picture again from a study's JSON. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "rt_json.h"
 #include "rt_render.h"
 #include "study_run.h"
 #include "study_table.h"
@@ -761,53 +762,34 @@ provenance_make(const plan *p, provenance *v)
         fclose(f);
 }
 
-/* One option: "name": value (JSON) or "name value" (text); text values
- * are words, never quoted in text. */
+/* The render options that change a render's cost, as "name value" words
+ * after the scene's own size (text), or as members of o (JSON). */
 static void
-option_u(FILE *f, bool json, const char *name, unsigned v)
+options_print(const rt_options *o, FILE *f)
 {
-    if (json)
-        fprintf(f, ", \"%s\": %u", name, v);
-    else
-        fprintf(f, ", %s %u", name, v);
+    fprintf(f, "%ux%u pixels, spp %u, integrator %s, max_depth %u, light_sampling %s, tile %u",
+            o->width, o->height, o->spp, rt_integrator_name(o->integrator), o->max_depth,
+            rt_light_sampling_name(o->light_sampling), o->tile);
+    fprintf(f, ", intern %s, open_textures %s, max_memory_mb %u, restrict_paths %s, envmap %s",
+            rt_intern_mode_name(o->intern), rt_open_mode_name(o->open), (unsigned)o->max_memory_mb,
+            o->restrict_paths ? "yes" : "no", o->envmap ? o->envmap : "none");
 }
 
 static void
-option_s(FILE *f, bool json, const char *name, const char *v)
+options_json(const rt_options *o, cJSON *j, bool *ok)
 {
-    if (json)
-        fprintf(f, ", \"%s\": \"%s\"", name, v);
-    else
-        fprintf(f, ", %s %s", name, v);
-}
-
-/* The render options that change a render's cost, as JSON members (json)
- * or "name value" words (text), after the scene's own size. */
-static void
-options_print(const rt_options *o, bool json, FILE *f)
-{
-    if (json)
-        fprintf(f, "\"width\": %u, \"height\": %u", o->width, o->height);
-    else
-        fprintf(f, "%ux%u pixels", o->width, o->height);
-    option_u(f, json, "spp", o->spp);
-    option_s(f, json, "integrator", rt_integrator_name(o->integrator));
-    option_u(f, json, "max_depth", o->max_depth);
-    option_s(f, json, "light_sampling", rt_light_sampling_name(o->light_sampling));
-    option_u(f, json, "tile", o->tile);
-    option_s(f, json, "intern", rt_intern_mode_name(o->intern));
-    option_s(f, json, "open_textures", rt_open_mode_name(o->open));
-    option_u(f, json, "max_memory_mb", (unsigned)o->max_memory_mb);
-    option_s(f, json, "restrict_paths", o->restrict_paths ? "yes" : "no");
-    if (!json) {
-        fprintf(f, ", envmap %s", o->envmap ? o->envmap : "none");
-        return;
-    }
-    fputs(", \"envmap\": ", f);
-    if (o->envmap)
-        rt_json_string(f, o->envmap);
-    else
-        fputs("null", f);
+    rt_json_num(j, "width", o->width, ok);
+    rt_json_num(j, "height", o->height, ok);
+    rt_json_num(j, "spp", o->spp, ok);
+    rt_json_str(j, "integrator", rt_integrator_name(o->integrator), ok);
+    rt_json_num(j, "max_depth", o->max_depth, ok);
+    rt_json_str(j, "light_sampling", rt_light_sampling_name(o->light_sampling), ok);
+    rt_json_num(j, "tile", o->tile, ok);
+    rt_json_str(j, "intern", rt_intern_mode_name(o->intern), ok);
+    rt_json_str(j, "open_textures", rt_open_mode_name(o->open), ok);
+    rt_json_num(j, "max_memory_mb", (double)o->max_memory_mb, ok);
+    rt_json_str(j, "restrict_paths", o->restrict_paths ? "yes" : "no", ok);
+    rt_json_str(j, "envmap", o->envmap, ok);
 }
 
 static void
@@ -815,7 +797,7 @@ provenance_print(const plan *p, const provenance *v, FILE *f)
 {
     fprintf(f, "command: %s\nversion: study %s, %s\ncpu: %s\noptions: ", v->command, RT_VERSION,
             v->date, v->cpu);
-    options_print(&p->o, false, f);
+    options_print(&p->o, f);
     fputc('\n', f);
 }
 
@@ -866,7 +848,7 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-#define NCOLUMNS 32
+#define NCOLUMNS (24 + RT_WORK_NCOUNTS)
 
 /* A run's columns, in the CSV's order. */
 static void
@@ -886,14 +868,9 @@ columns_of(const run *r, column c[NCOLUMNS])
         SECS("busy_max_secs", r->busy_max),
         SECS("cpu_secs", r->cpu_secs),
         SECS("cpu_share", study_run_cpu_share(r)),
-        COUNT("rays", r->rays),
-        COUNT("shading_points", r->shading_points),
-        COUNT("lookups", r->lookups),
-        COUNT("interns", r->interns),
-        COUNT("bypasses", r->bypasses),
-        COUNT("early_outs", r->early_outs),
-        COUNT("lookup_errors", r->lookup_errors),
-        COUNT("bad_samples", r->bad_samples),
+#define WORK(name, label) COUNT(#name, r->name),
+        RT_WORK_COUNTS(WORK) /* rt_counters.h */
+#undef WORK
         COUNT("ustr_lookups", r->ustr_lookups),
         COUNT("ustr_inserts", r->ustr_inserts),
         COUNT("ustr_contended", r->ustr_contended),
@@ -947,49 +924,49 @@ write_csv(const plan *p, const run *runs, int n)
 
 /* The verdict as the JSON's "verdict" object. */
 static void
-verdict_json(const plan *p, const verdict *v, FILE *f)
+verdict_json(const plan *p, const verdict *v, cJSON *j, bool *ok)
 {
-    fprintf(f, "\"verdict\": {\"ranks\": %u, \"modes\": [", v->ranks);
-    for (int m = 0, k = 0; m < p->nmodes; m++) {
+    cJSON *vj = rt_json_obj(j, "verdict", ok);
+    rt_json_num(vj, "ranks", v->ranks, ok);
+    cJSON *modes = rt_json_array(vj, "modes", ok);
+    for (int m = 0; m < p->nmodes; m++) {
         if (!v->modes[m].threads || v->modes[m].best < 0)
             continue;
-        int b = v->modes[m].best;
-        fprintf(f, "%s\n  {\"mode\": \"%s\", \"threads\": %u, \"best\": \"%s\", \"secs\": {",
-                k++ ? "," : "", rt_texture_mode_name(p->modes[m]), v->modes[m].threads,
-                ustr_lock_name(p->locks[b]));
-        for (int l = 0; l < p->nlocks; l++)
-            fprintf(f, "%s\"%s\": %.6f", l ? ", " : "", ustr_lock_name(p->locks[l]),
-                    v->modes[m].secs[l]);
-        fputs("}, \"best_over\": {", f);
-        for (int l = 0, c = 0; l < p->nlocks; l++)
+        int    b = v->modes[m].best;
+        cJSON *o = rt_json_push_obj(modes, ok);
+        rt_json_str(o, "mode", rt_texture_mode_name(p->modes[m]), ok);
+        rt_json_num(o, "threads", v->modes[m].threads, ok);
+        rt_json_str(o, "best", ustr_lock_name(p->locks[b]), ok);
+        cJSON *secs = rt_json_obj(o, "secs", ok), *over = rt_json_obj(o, "best_over", ok);
+        for (int l = 0; l < p->nlocks; l++) {
+            rt_json_num(secs, ustr_lock_name(p->locks[l]), v->modes[m].secs[l], ok);
             if (l != b)
-                fprintf(f, "%s\"%s\": %.4f", c++ ? ", " : "", ustr_lock_name(p->locks[l]),
-                        v->modes[m].secs[l] / v->modes[m].secs[b]);
-        fputs("}}", f);
+                rt_json_num(over, ustr_lock_name(p->locks[l]),
+                            v->modes[m].secs[l] / v->modes[m].secs[b], ok);
+        }
     }
-    fputs("],\n \"interning\": [", f);
-    for (int l = 0, k = 0; l < p->nlocks; l++)
+    cJSON *interning = rt_json_array(vj, "interning", ok);
+    for (int l = 0; l < p->nlocks; l++)
         for (int t = 0; t < p->nthreads; t++)
             if (v->intern_ok[l][t]) {
                 const study_intern *c = &v->intern[l][t];
-                fprintf(f, "%s\n  {\"lock\": \"%s\", \"threads\": %u, \"secs\": %.6f, \"share\": ",
-                        k++ ? "," : "", ustr_lock_name(p->locks[l]), p->threads[t], c->secs);
+                cJSON              *o = rt_json_push_obj(interning, ok);
+                rt_json_str(o, "lock", ustr_lock_name(p->locks[l]), ok);
+                rt_json_num(o, "threads", p->threads[t], ok);
+                rt_json_num(o, "secs", c->secs, ok);
                 if (c->has_share)
-                    fprintf(f, "%.6f}", c->share);
+                    rt_json_num(o, "share", c->share, ok);
                 else
-                    fputs("null}", f); /* no full render measured */
+                    rt_json_str(o, "share", NULL, ok); /* no full render measured */
             }
-    fputs("]}", f);
 }
 
-/* The JSON: the machine, the plan, the provenance, the verdict and every
- * run with the CSV's fields. */
 /* Every table row as the JSON's "rows": per rank count, mode, lock and
  * thread count, the median time, the runs' range, the workers' median share
  * of time on a CPU, and the row's flags ("waiting": under STUDY_MIN_CPU on
  * a CPU; "spread", "short": as the table's notes). */
 static void
-rows_json(const plan *p, const run *runs, int n, FILE *f)
+rows_json(const plan *p, const run *runs, int n, cJSON *j, bool *ok)
 {
     static const struct {
         unsigned    flag;
@@ -997,7 +974,7 @@ rows_json(const plan *p, const run *runs, int n, FILE *f)
     } flags[] = {{STUDY_NOISE_WAITING, "waiting"},
                  {STUDY_NOISE_SPREAD, "spread"},
                  {STUDY_NOISE_SHORT, "short"}};
-    int rows = 0;
+    cJSON *rows = rt_json_array(j, "rows", ok);
     for (int r = 0; r < p->nranks; r++)
         for (int m = 0; m < p->nmodes; m++)
             for (int l = 0; l < p->nlocks; l++)
@@ -1009,61 +986,73 @@ rows_json(const plan *p, const run *runs, int n, FILE *f)
                         continue;
                     double   cpu = cpu_share_of(runs, n, rk, mode, p->locks[l], th);
                     unsigned noise = study_row_noise(secs, lo, hi, cpu);
-                    fprintf(f,
-                            "%s\n  {\"ranks\": %u, \"mode\": \"%s\", \"lock\": \"%s\", "
-                            "\"threads\": %u, \"secs\": %.6f, \"min_secs\": %.6f, "
-                            "\"max_secs\": %.6f, \"cpu_share\": %.4f, \"flags\": [",
-                            rows++ ? "," : "", rk, rt_texture_mode_name(mode),
-                            ustr_lock_name(p->locks[l]), th, secs, lo, hi, cpu);
-                    for (size_t k = 0, c = 0; k < sizeof flags / sizeof *flags; k++)
+                    cJSON   *o = rt_json_push_obj(rows, ok);
+                    rt_json_num(o, "ranks", rk, ok);
+                    rt_json_str(o, "mode", rt_texture_mode_name(mode), ok);
+                    rt_json_str(o, "lock", ustr_lock_name(p->locks[l]), ok);
+                    rt_json_num(o, "threads", th, ok);
+                    rt_json_num(o, "secs", secs, ok);
+                    rt_json_num(o, "min_secs", lo, ok);
+                    rt_json_num(o, "max_secs", hi, ok);
+                    rt_json_num(o, "cpu_share", cpu, ok);
+                    cJSON *fl = rt_json_array(o, "flags", ok);
+                    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
                         if (noise & flags[k].flag)
-                            fprintf(f, "%s\"%s\"", c++ ? ", " : "", flags[k].name);
-                    fputs("]}", f);
+                            rt_json_push_str(fl, flags[k].name, ok);
                 }
 }
 
+/* Every run with the CSV's fields, as the JSON's "runs". */
+static void
+runs_json(const run *runs, int n, cJSON *j, bool *ok)
+{
+    cJSON *all = rt_json_array(j, "runs", ok);
+    column c[NCOLUMNS];
+    for (int i = 0; i < n; i++) {
+        columns_of(&runs[i], c);
+        cJSON *o = rt_json_push_obj(all, ok);
+        for (int k = 0; k < NCOLUMNS; k++)
+            if (c[k].kind == COL_TEXT)
+                rt_json_str(o, c[k].name, c[k].text, ok);
+            else
+                rt_json_num(o, c[k].name, c[k].kind == COL_COUNT ? (double)c[k].count : c[k].secs,
+                            ok);
+    }
+}
+
+/* The JSON: the machine, the plan, the provenance, the verdict, the table
+ * rows and every run. */
 static bool
 write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
            const provenance *pv, const verdict *v)
 {
-    char   tmp[4096], path[4096];
-    column c[NCOLUMNS];
-    FILE  *f = file_begin(p->out, "json", tmp, path);
-    if (!f)
-        return false;
-    fputs("{\"scene\": ", f);
-    rt_json_string(f, p->o.scene);
-    fprintf(f,
-            ", \"physical_cores\": %u, \"hardware_threads\": %ld, \"repeat\": %d,"
-            " \"complete\": %s,\n \"width\": %u, \"height\": %u, \"spp\": %u,"
-            " \"integrator\": \"%s\",\n \"provenance\": {\"command\": ",
-            cores, sysconf(_SC_NPROCESSORS_ONLN), p->repeat, complete ? "true" : "false",
-            p->o.width, p->o.height, p->o.spp, rt_integrator_name(p->o.integrator));
-    rt_json_string(f, pv->command);
-    fprintf(f, ", \"version\": \"%s\", \"date\": \"%s\", \"cpu_model\": ", RT_VERSION, pv->date);
-    rt_json_string(f, pv->cpu);
-    fputs(", \"options\": {", f);
-    options_print(&p->o, true, f);
-    fputs("}},\n ", f);
-    verdict_json(p, v, f);
-    fputs(",\n \"work\": ", f);
-    rt_json_string(f, p->work[0] ? p->work : NULL);
-    fputs(",\n \"rows\": [", f);
-    rows_json(p, runs, n, f);
-    fputs("],\n \"runs\": [\n", f);
-    for (int i = 0; i < n; i++) {
-        columns_of(&runs[i], c);
-        fputs("  {", f);
-        for (int k = 0; k < NCOLUMNS; k++) {
-            const char *q = c[k].kind == COL_TEXT ? "\"" : "";
-            fprintf(f, "%s\"%s\": %s", k ? ", " : "", c[k].name, q);
-            column_print(f, &c[k]);
-            fputs(q, f);
-        }
-        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
-    }
-    fputs(" ]}\n", f);
-    return file_end(f, tmp, path);
+    char   path[4096], err[256];
+    bool   ok = true;
+    cJSON *j = cJSON_CreateObject();
+    rt_json_str(j, "scene", p->o.scene, &ok);
+    rt_json_num(j, "physical_cores", cores, &ok);
+    rt_json_num(j, "hardware_threads", (double)sysconf(_SC_NPROCESSORS_ONLN), &ok);
+    rt_json_num(j, "repeat", p->repeat, &ok);
+    rt_json_bool(j, "complete", complete, &ok);
+    rt_json_num(j, "width", p->o.width, &ok);
+    rt_json_num(j, "height", p->o.height, &ok);
+    rt_json_num(j, "spp", p->o.spp, &ok);
+    rt_json_str(j, "integrator", rt_integrator_name(p->o.integrator), &ok);
+    cJSON *prov = rt_json_obj(j, "provenance", &ok);
+    rt_json_str(prov, "command", pv->command, &ok);
+    rt_json_str(prov, "version", RT_VERSION, &ok);
+    rt_json_str(prov, "date", pv->date, &ok);
+    rt_json_str(prov, "cpu_model", pv->cpu, &ok);
+    options_json(&p->o, rt_json_obj(prov, "options", &ok), &ok);
+    verdict_json(p, v, j, &ok);
+    rt_json_str(j, "work", p->work[0] ? p->work : NULL, &ok);
+    rows_json(p, runs, n, j, &ok);
+    runs_json(runs, n, j, &ok);
+    snprintf(path, sizeof path, "%s.json", p->out);
+    if (rt_json_write(j, ok, path, err, sizeof err))
+        return true;
+    fprintf(stderr, "study: %s\n", err);
+    return false;
 }
 
 /* Writes s as a gnuplot single-quoted string, in which '' stands for '. */

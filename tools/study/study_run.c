@@ -207,6 +207,16 @@ count(const cJSON *o, const char *key)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* The work's counts (rt_counters.h), under their own names: in render's
+ * --stats-json and in a study's runs alike. */
+static void
+work_read(const cJSON *o, study_run *r)
+{
+#define READ(name, label) r->name = count(o, #name);
+    RT_WORK_COUNTS(READ)
+#undef READ
+}
+
 /* One process's workers, from its per-thread arrays: min and max busy
  * time, and the sums. */
 static void
@@ -266,10 +276,7 @@ study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN])
     r->workers = (unsigned)count(root, "threads");
     r->render_secs = num(root, "render_secs"), r->load_secs = num(root, "load_secs");
     r->bvh_secs = num(root, "bvh_secs");
-    r->rays = count(root, "rays"), r->shading_points = count(root, "shading_points");
-    r->lookups = count(root, "lookups"), r->interns = count(root, "interns");
-    r->bypasses = count(root, "bypasses"), r->early_outs = count(root, "early_outs");
-    r->lookup_errors = count(root, "lookup_errors"), r->bad_samples = count(root, "bad_samples");
+    work_read(root, r);
     r->tiles = count(root, "tiles_rendered");
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "ustring");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "texture");
@@ -329,10 +336,7 @@ row_read(const cJSON *o, study_run *r)
     double share = num(o, "cpu_share");
     r->busy_secs = share > 0 ? r->cpu_secs / share : 0;
     r->comm_secs = num(o, "comm_secs");
-    r->rays = count(o, "rays"), r->shading_points = count(o, "shading_points");
-    r->lookups = count(o, "lookups"), r->interns = count(o, "interns");
-    r->bypasses = count(o, "bypasses"), r->early_outs = count(o, "early_outs");
-    r->lookup_errors = count(o, "lookup_errors"), r->bad_samples = count(o, "bad_samples");
+    work_read(o, r);
     r->ustr_lookups = count(o, "ustr_lookups"), r->ustr_inserts = count(o, "ustr_inserts");
     r->ustr_contended = count(o, "ustr_contended");
     r->tex_tile_hits = count(o, "tex_tile_hits"), r->tex_tile_misses = count(o, "tex_tile_misses");

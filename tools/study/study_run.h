@@ -8,6 +8,7 @@
 #ifndef STUDY_RUN_H
 #define STUDY_RUN_H
 
+#include "rt_counters.h"
 #include "rt_options.h"
 #include "ustring.h"
 
@@ -47,9 +48,8 @@ typedef struct study_run {
     double          busy_min, busy_max;  /* per thread (under mpirun: a rank's mean thread) */
     double          busy_secs, cpu_secs; /* summed over threads (and ranks): cpu / busy is the
                                           * share of time the workers were on a CPU */
-    double   comm_secs;                  /* under mpirun: every rank's time in MPI calls */
-    uint64_t rays, shading_points, lookups, interns, bypasses, early_outs;
-    uint64_t lookup_errors, bad_samples;
+    double comm_secs;                    /* under mpirun: every rank's time in MPI calls */
+    RT_WORK_COUNTS(RT_WORK_COUNT_FIELD)  /* the job's: every rank's */
     uint64_t ustr_lookups, ustr_inserts, ustr_contended; /* under mpirun: summed */
     uint64_t tex_tile_hits, tex_tile_misses, tex_files_opened, tex_file_errors;
     uint64_t tex_tiles_loaded, tex_bytes_read; /* under mpirun: summed */
