@@ -1,4 +1,4 @@
-/* renderer/rt_lights.h: light selection by power and sampling. Each case
+/* renderer/include/rt_lights.h: light selection by power and sampling. Each case
  * builds a small rt_scene by hand (only what lights.c reads) and checks the
  * header's contract: the lat-long mapping, the environment's density against
  * the samples it gives and against the sphere, an emissive triangle's points

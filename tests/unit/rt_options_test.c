@@ -1,4 +1,4 @@
-/* renderer/rt_options.h: the command line of `render`. Every option in both
+/* renderer/include/rt_options.h: the command line of `render`. Every option in both
  * the "=" and the space form, the defaults, --help and --version, and the bad
  * inputs, each of which must print exactly one error line and the hint. */
 #include "check.h"

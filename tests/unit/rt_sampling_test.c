@@ -1,4 +1,4 @@
-/* renderer/rt_sampler.h and renderer/rt_bsdf.h: the path tracer's sample
+/* renderer/include/rt_sampler.h and renderer/include/rt_bsdf.h: the path tracer's sample
  * sequences and its material.
  *
  * The sampler against the definition of a (0,2)-sequence: every aligned

@@ -1,4 +1,4 @@
-/* renderer/rt_scene.h: scene import through assimp. The OBJ and glTF cases
+/* renderer/include/rt_scene.h: scene import through assimp. The OBJ and glTF cases
  * write their own files into a fresh temporary folder; the testdata cases
  * take ${RT_TESTDATA} on the command line and exit 77 where it is missing. */
 #include "check.h"

@@ -1,4 +1,4 @@
-/* Bad input to the OpenEXR shim (texture/tex_exr.h): missing, unreadable,
+/* Bad input to the OpenEXR shim (texture/include/tex_exr.h): missing, unreadable,
  * empty, foreign, truncated and hand-made hostile files, and every file of
  * ${RT_TESTDATA}/exr-damaged (skipped with exit 77 when missing).
  *

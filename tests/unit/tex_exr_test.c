@@ -1,4 +1,4 @@
-/* The OpenEXR shim, texture/tex_exr.h.
+/* The OpenEXR shim, texture/include/tex_exr.h.
  *
  * Round trips write with tex_exr_write_*() and read back with the same
  * shim, so they check exactness and layout (every sample, every tile of

@@ -1,4 +1,4 @@
-/* tex_jpeg_read(): the contract in texture/tex_image.h. The JPEGs are
+/* tex_jpeg_read(): the contract in texture/include/tex_image.h. The JPEGs are
  * written here with libjpeg from a smooth pattern at quality 95 and must
  * come back within a small error; CMYK must be refused. Damaged and
  * truncated files are in tex_image_badinput_test.c. */

@@ -1,4 +1,4 @@
-/* tex_png_read() and tex_png_write(): the contract in texture/tex_image.h.
+/* tex_png_read() and tex_png_write(): the contract in texture/include/tex_image.h.
  *
  * Layout cases write every colour type and bit depth with libpng itself
  * (plain and Adam7-interlaced, several sizes) and check that every decoded

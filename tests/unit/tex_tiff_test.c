@@ -1,4 +1,4 @@
-/* texture/tex_tiff.h: tiled MIP-mapped TIFF (OpenImageIO's .tx) read tile
+/* texture/include/tex_tiff.h: tiled MIP-mapped TIFF (OpenImageIO's .tx) read tile
  * by tile, TIFF in strips read by rows, the tiled writer behind maketx, the
  * texture system reading .tx files, and bad input. Files are written here
  * with libtiff directly, by our maketx, and (case oiio, skipped where it is
