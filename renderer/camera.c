@@ -52,9 +52,8 @@ rt__packet_fill(rt__packet *p, const rt__view *v, const float x[RT__PACKET],
     /* Lane by lane over arrays, each lane's arithmetic as rt__view_ray()
      * and v3_norm() do it, so the compiler makes it four lanes wide: a
      * square root and a division per four rays instead of per ray (a
-     * packet's set-up was 12% of an eyelight render, perf, most of it
-     * waiting on them). Lanes that trace nothing are computed too, and
-     * left invalid. */
+     * packet's set-up waited on them). Lanes that trace nothing are
+     * computed too, and left invalid. */
     for (int l = 0; l < RT__PACKET; l++) {
         dx[l] = v->corner.x + (v->step_x.x * x[l] + v->step_y.x * y[l]);
         dy[l] = v->corner.y + (v->step_x.y * x[l] + v->step_y.y * y[l]);

@@ -36,8 +36,9 @@ rt_env_direction(float s, float t)
 
 /* atan2(y, x) to within 1e-7 radians: a degree-15 odd polynomial on
  * [0, 1] (Chebyshev coefficients of atan(x) / x in x^2, turned into
- * powers), folded into the other octants. libm's atan2f and acosf were
- * 6-7% of a path tracer's instructions under an environment map. */
+ * powers), folded into the other octants: libm's atan2f and acosf were
+ * a path tracer's largest cost under an environment map, after Embree
+ * (docs/render-performance.md). */
 static float
 atan2_fast(float y, float x)
 {

@@ -359,8 +359,8 @@ rt_image_write(const rt_options *o, const rt_image *img, const rt_render_stats *
                                              .kind = TEX_EXR_ATTR_STRING,
                                              .s = missing ? missing : ""};
         }
-        /* zlib level 1: on renders 15-40% less time than OpenEXR's
-         * default 4 for files 0.2-7% larger; the blocks of lines are
+        /* zlib level 1: much less time than OpenEXR's default 4 for
+         * files a little larger (the figures in the doc below); the blocks of lines are
          * compressed on -t threads of OpenEXR's pool, emptied again before
          * the call returns (docs/render-performance.md, "Writing the
          * image"). */

@@ -36,8 +36,8 @@ bsdf_weight(const rt__worker *w, float pdf_b, float pdf_l)
 
 /* A ray from org along dir over [tnear, tfar], every geometry in its mask.
  * Set field by field: a whole RTCRayHit built and copied was stored in
- * pieces and read back whole, which the store buffer cannot forward (a
- * stall before every ray, 10% of the path loop's samples under perf). */
+ * pieces and read back whole, which the store buffer cannot forward: a
+ * stall before every ray. */
 static void
 ray_set(struct RTCRay *r, v3 org, v3 dir, float tnear, float tfar)
 {

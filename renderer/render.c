@@ -425,7 +425,7 @@ eyelight_flat(rt__worker *w, in_flight *f, bool flat[RT__PACKET])
 static void
 sample_shade(rt__worker *w, in_flight *f)
 {
-    const struct RTCRayHit8 *rh = &f->pk.rh; /* read in place: a lane's copy cost 6% */
+    const struct RTCRayHit8 *rh = &f->pk.rh; /* read in place: no lane copied out */
     block                   *b = f->b;
     bool                     flat[RT__PACKET] = {false};
     if (w->o->integrator == RT_INTEGRATOR_EYELIGHT)
@@ -458,8 +458,8 @@ sample_shade(rt__worker *w, in_flight *f)
  * sample, shaded one packet behind the tracing: a packet's indices are
  * asked for after its trace and its vertices before the next trace, so
  * they are on their way while Embree works (shaded right after its trace,
- * a packet waited on its indices: on a 1.28-million-triangle mesh
- * rt__hit_fill() was 17% of the render, one packet behind 11%, perf). Two
+ * a packet waited on its indices, which on a large mesh miss the cache:
+ * docs/render-performance.md). Two
  * blocks are live at most, the one being traced and the one being shaded;
  * each block's samples are shaded in order, so the image is the same. */
 static void

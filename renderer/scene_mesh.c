@@ -44,16 +44,13 @@ cross3(const double a[3], const double b[3], double out[3])
 /* --- shared vertices ----------------------------------------------------- */
 
 /* Triangles share a vertex where assimp's JoinIdenticalVertices step would
- * have them share it, found in O(n): that step took 0.6 s on a
- * 524k-triangle height field, whose OBJ import makes one vertex per face
- * corner. Its rule: the same position, and normals, UV set 0, tangents and
- * bitangents each no further apart than 1e-5 (as a squared distance in
- * floats, so an attribute that is NaN passes); where several earlier
- * vertices qualify, the latest, which is the one assimp's hash map finds.
- * So the joined vertices, and the image, are as they were when assimp
- * joined them. Vertices that no triangle uses are dropped, as there, from
- * the bounds as well; the kept ones keep the file's order. Where this
- * differs from assimp 5.2:
+ * have them share it, found in O(n): that step sorts, slow on a large
+ * height field, whose OBJ import makes one vertex per face corner. Its rule: the same position, and
+ * normals, UV set 0, tangents and bitangents each no further apart than 1e-5 (as a squared distance
+ * in floats, so an attribute that is NaN passes); where several earlier vertices qualify, the
+ * latest, which is the one assimp's hash map finds. So the joined vertices, and the image, are as
+ * they were when assimp joined them. Vertices that no triangle uses are dropped, as there, from the
+ * bounds as well; the kept ones keep the file's order. Where this differs from assimp 5.2:
  * - A position is found by its bits (-0 as +0). assimp hashes the bits too,
  *   but then accepts anything within 1e-5 that shares the hash bucket: a
  *   chance of about one in the vertex count for a pair of near positions.

@@ -3,8 +3,9 @@
  * build tree's lib/librt_exr.so; nothing is searched for). The TIFF codec
  * is loaded the same way (tiff_module.h).
  *
- * OpenEXR, Imath and their threads cost every process about 2.5 ms to map
- * and relocate at start-up, a tenth of a small render's whole run, and a
+ * OpenEXR, Imath and their threads are a start-up cost (mapping and
+ * relocating them) that every process would pay, a good share of a small
+ * render's whole run (docs/render-performance.md, "Start-up"), and a
  * render that reads no EXR texture and writes a PNG never calls them. So
  * by default (CMake's RT_LAZY_MODULES) exr.cpp is built as a module of its
  * own, librt_exr.so, which exports one symbol: a table of the tex_exr.h

@@ -3,8 +3,9 @@
  * (tiff_module.h). Private to texture/.
  *
  * Why: a library linked into `render` is mapped and relocated by every
- * run, before main, whether or not the run calls it (OpenEXR with Imath
- * cost 2.5 ms, libtiff with its codecs 1.2 ms). A module exports one
+ * run, before main, whether or not the run calls it (OpenEXR with Imath,
+ * libtiff with its codecs: what each cost is in docs/render-performance.md,
+ * "Start-up"). A module exports one
  * symbol, a table of its header's functions whose first member is the
  * table's size. The library's own definitions of those functions (exr_lazy.c,
  * tiff_lazy.c) call tex__module_get(), which loads the module on the first

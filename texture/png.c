@@ -463,9 +463,9 @@ png_encode(png_job *job, const tex_image *img, const tex_png_text *text, size_t 
                       .text_length = strlen(text[i].value)};
         png_set_text(png, job->info, &t, 1); /* copies it */
     }
-    /* zlib level 1: a quarter of the default's (6) time on a noisy
-     * 1024x1024 render, for a file about 10% larger; what a renderer's
-     * output, written once and read by image viewers, wants. */
+    /* zlib level 1: far less time than the default (6) on a noisy render,
+     * for a slightly larger file; what a renderer's output, written once
+     * and read by image viewers, wants. */
     png_set_compression_level(png, 1);
     png_write_info(png, job->info);
     if (depth == 16 && host_little_endian())

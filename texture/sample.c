@@ -45,9 +45,9 @@ typedef struct fetch {
 
 /* v mod p in [0, p), p > 0. A power of two (every level of a power-of-two
  * texture) by a mask, which two's complement makes right for negative v
- * too: textures repeated across a surface wrap most taps, and took 1.4
- * 64-bit divisions per tap on the default scene (callgrind), each on the
- * way to the tap's texels. */
+ * too: textures repeated across a surface wrap most taps, and a 64-bit
+ * division on the way to each tap's texels was a cost the profiles saw
+ * (figures: docs/render-performance.md). */
 static inline int64_t
 modulo(int64_t v, int64_t p)
 {
@@ -325,10 +325,10 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
     uint32_t index;
     size_t   i;
     /* The usual case: all four texels inside the image and in one tile,
-     * 8-bit, or half or float RGB or RGBA (the wide tap, here rather than
-     * behind bilinear_other()'s frame: 546 instructions a half-float
-     * bilinear lookup instead of 582). A tile that cannot be read goes the
-     * long way, as the others. */
+     * 8-bit, or half or float RGB or RGBA (the wide tap here too, not
+     * behind bilinear_other()'s call and frame, which a half-float lookup
+     * paid for nothing: docs/benchmarks.md, "Lookups against the floor").
+     * A tile that cannot be read goes the long way, as the others. */
     if (in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile && q->f->info.type == TEX_TYPE_U8) {

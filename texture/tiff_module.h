@@ -3,8 +3,9 @@
  * tree's lib/librt_tiff.so; nothing is searched for).
  *
  * libtiff brings libwebp, libzstd, liblzma, libLerc, libjbig and
- * libdeflate; mapping them cost every process 1.2 ms at start-up, and most
- * renders never read a TIFF. So by default (CMake's RT_LAZY_MODULES) tiff.c
+ * libdeflate; mapping them is a start-up cost every process would pay
+ * (docs/render-performance.md, "Start-up"), and most renders never read a
+ * TIFF. So by default (CMake's RT_LAZY_MODULES) tiff.c
  * is built as librt_tiff.so, the only thing linked to libtiff, which
  * exports one symbol: a table of the tex_tiff.h functions. tiff_lazy.c
  * defines those functions for everyone else: the first call that needs

@@ -90,7 +90,8 @@ rt_luminance(const float c[3])
 /* sin and cos of the angle u turns (2 pi u), u in [0, 1), to within 3e-7:
  * the quarter turn by a switch, the rest by polynomials in the square of
  * the angle (Chebyshev coefficients turned into powers). Samplers call it
- * per bounce, where libm's sincosf cost 4% of a path tracer. */
+ * per bounce, where libm's sincosf, a call with its own range reduction,
+ * is more than the job needs. */
 static inline void
 rt_sincos_turn(float u, float *s, float *c)
 {

@@ -184,8 +184,8 @@ typedef enum tex_exr_compression {
 
 /* Options of a scanline write; zero-initialised means defaults.
  * zip_level: zlib's level for ZIP and ZIPS, 1-9; 0: OpenEXR's default, 4.
- *   Readers do not care; on renders 1 takes 15-40% less time than 4 for
- *   files 0.2-7% larger (docs/render-performance.md).
+ *   Readers do not care; on renders 1 takes much less time than 4 for
+ *   files a little larger (docs/render-performance.md, the figures).
  * threads: the blocks of lines are compressed on up to this many threads
  *   of OpenEXR's pool (never more than the machine has CPUs, nor than the
  *   file has blocks) while the calling thread writes them out in order;
