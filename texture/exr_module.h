@@ -7,13 +7,13 @@
  * relocating them) that every process would pay, a good share of a small
  * render's whole run (docs/render-performance.md, "Start-up"), and a
  * render that reads no EXR texture and writes a PNG never calls them. So
- * by default (CMake's RT_LAZY_MODULES) exr.cpp is built as a module of its
+ * by default (CMake's RT_LAZY_MODULES) io_exr.cpp is built as a module of its
  * own, librt_exr.so, which exports one symbol: a table of the tex_exr.h
- * functions. exr_lazy.c defines those functions for everyone else: the
+ * functions. io_exr_lazy.c defines those functions for everyone else: the
  * first call loads the module (dlopen), every call goes through the table.
  * With RT_LAZY_MODULES off (the fuzz preset: libFuzzer counts coverage only
- * in code present at start-up) exr.cpp is linked in directly and neither
- * this table nor exr_lazy.c is built. */
+ * in code present at start-up) io_exr.cpp is linked in directly and neither
+ * this table nor io_exr_lazy.c is built. */
 #ifndef TEX_EXR_MODULE_H
 #define TEX_EXR_MODULE_H
 

@@ -7,8 +7,8 @@
  * libtiff with its codecs: what each cost is in docs/render-performance.md,
  * "Start-up"). A module exports one
  * symbol, a table of its header's functions whose first member is the
- * table's size. The library's own definitions of those functions (exr_lazy.c,
- * tiff_lazy.c) call tex__module_get(), which loads the module on the first
+ * table's size. The library's own definitions of those functions (io_exr_lazy.c,
+ * io_tiff_lazy.c) call tex__module_get(), which loads the module on the first
  * call, and call through the table.
  *
  * Where a module is: the path in its environment variable if that is set

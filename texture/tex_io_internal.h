@@ -1,4 +1,4 @@
-/* Private to the image codecs in texture/ (png.c, jpeg.c): the steps every
+/* Private to the image codecs in texture/ (io_png.c, io_jpeg.c): the steps every
  * read shares (opening the file, the decoder's state, handing the image
  * over), and a library's message made into one of ours. Kept apart from
  * texture_internal.h so that the codecs need only tex_image.h. */

@@ -47,7 +47,7 @@ typedef enum tex__source {
     TEX__SOURCE_TIFF,  /* a tiled TIFF (OpenImageIO's .tx), read one tile at a time */
 } tex__source;
 
-/* An open tiled file on disk (tiled.c): one of the two is set, by source. */
+/* An open tiled file on disk (cache_tiled.c): one of the two is set, by source. */
 typedef struct tex__tiled {
     tex_exr  *exr;
     tex_tiff *tiff;
@@ -64,7 +64,7 @@ typedef struct tex__tiled_info {
 
 /* Divides the colour of n pixels of nchannels samples of `type` by their
  * alpha (the last of 2 or 4; others: nothing to do), where alpha is above
- * 0; integers rounded and capped at their largest value (tiles.c). */
+ * 0; integers rounded and capped at their largest value (cache_tiles.c). */
 void tex__unpremultiply(void *pixels, size_t n, uint32_t nchannels, tex_type type);
 
 /* Opens `path` as `source` (EXR or TIFF). On TEX_OK *h holds the handle
@@ -99,7 +99,7 @@ struct tex__file {
 
     /* Set before READY, read-only after. */
     tex_file_info info;
-    bool          associated; /* premultiplied alpha, divided out as tiles load (tiles.c) */
+    bool          associated; /* premultiplied alpha, divided out as tiles load (cache_tiles.c) */
     tex__source   source;
     tex__level   *levels;
     size_t        tile_bytes; /* texel bytes of a full tile */
@@ -179,7 +179,7 @@ struct tex_system {
     pthread_cond_t budget_free;
 
     /* Files named by tex_files_declare(), which a thread whose file is
-     * being opened by another opens instead of sleeping (files.c,
+     * being opened by another opens instead of sleeping (cache_files.c,
      * file_lock_helping()). Written before the threads that look up
      * start, read-only while they run; declared_next hands each to one
      * helper. */
@@ -230,7 +230,7 @@ struct tex_thread {
     char               udim_name[1024];
 };
 
-/* read.c: which format a file is, by its first bytes. TEX__FORMAT_UNKNOWN
+/* io_read.c: which format a file is, by its first bytes. TEX__FORMAT_UNKNOWN
  * with *r and err set when it cannot be read or is none of them. */
 typedef enum {
     TEX__FORMAT_UNKNOWN,
@@ -260,7 +260,7 @@ void       tex__read_close(tex__read_from *src);
 
 typedef struct tex__alias tex__alias;
 
-/* files.c */
+/* cache_files.c */
 tex_result tex__files_init(tex_system *ts);
 void       tex__files_free(tex_system *ts);
 /* The entry for (name, raw), made if new; NULL: out of memory.
@@ -275,7 +275,7 @@ tex_result tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
 void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err);
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
-/* tiles.c */
+/* cache_tiles.c */
 tex_result tex__cache_init(tex_system *ts);
 void       tex__cache_free(tex_system *ts);
 /* Tile `index` of a level (row by row: ty * tiles_x + tx, below
@@ -310,7 +310,7 @@ void tex__handle_touch(tex_system *ts, tex__file *f); /* under f->lock, at each 
 void tex__handle_close(tex_system *ts, tex__file *f); /* under f->lock: close and uncount */
 void tex__report(tex_system *ts, const char *name, const char *reason);
 
-/* sample.c */
+/* lookup_sample.c */
 /* Filters a lookup into rgba; false when a tile could not be read (its
  * texels are the fill). */
 /* The sampler's decoding tables, once per process: before the first
@@ -322,10 +322,10 @@ void tex__constant_decode(tex__file *f);
 bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);
 
-/* ---- the inline fronts of files.c (declared above) ---- */
+/* ---- the inline fronts of cache_files.c (declared above) ---- */
 
 /* The pair of microcache entries a name picks: two-way, the last used
- * first (files.c says why two). */
+ * first (cache_files.c says why two). */
 static inline tex__micro *
 tex__micro_pair(tex_thread *tc, ustr name, bool raw)
 {

@@ -5,14 +5,14 @@
  * libtiff brings libwebp, libzstd, liblzma, libLerc, libjbig and
  * libdeflate; mapping them is a start-up cost every process would pay
  * (docs/render-performance.md, "Start-up"), and most renders never read a
- * TIFF. So by default (CMake's RT_LAZY_MODULES) tiff.c
+ * TIFF. So by default (CMake's RT_LAZY_MODULES) io_tiff.c
  * is built as librt_tiff.so, the only thing linked to libtiff, which
- * exports one symbol: a table of the tex_tiff.h functions. tiff_lazy.c
+ * exports one symbol: a table of the tex_tiff.h functions. io_tiff_lazy.c
  * defines those functions for everyone else: the first call that needs
  * the module loads it, every call goes through the table. With
  * RT_LAZY_MODULES off (the fuzz preset: libFuzzer counts coverage only in
- * code present at start-up) tiff.c is linked in directly and neither this
- * table nor tiff_lazy.c is built. */
+ * code present at start-up) io_tiff.c is linked in directly and neither this
+ * table nor io_tiff_lazy.c is built. */
 #ifndef TEX_TIFF_MODULE_H
 #define TEX_TIFF_MODULE_H
 

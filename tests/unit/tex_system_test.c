@@ -224,7 +224,7 @@ case_mip(const char *arg)
     tex_system_destroy(ts);
 }
 
-/* The anisotropic filter (texture/sample.c, sample()) against values known
+/* The anisotropic filter (texture/lookup_sample.c, sample()) against values known
  * without it. case_mip's checker averages to 0.5 under every filter, so it
  * cannot tell one from another; these textures can.
  *
@@ -644,7 +644,7 @@ case_exr_npot_tiles(const char *arg)
 
 /* Bilinear taps on half and float EXRs of 1 to 4 channels in 16x16 tiles,
  * at every texel of a 40x36 image: inside a tile an RGB or RGBA tap
- * decodes a texel's channels in one register (sample.c, the wide tap); a
+ * decodes a texel's channels in one register (lookup_sample.c, the wide tap); a
  * grey one, and any tap across a tile's edge, goes texel by texel. Each
  * must give the blend of the four texels, a grey image's value in R, G and
  * B, and alpha from the file or else the fill's.
@@ -1317,7 +1317,7 @@ clock_touch(tex_system *ts, tex_thread *tc, ustr name, uint32_t k)
     return s.tiles_loaded;
 }
 
-/* The tile cache's clock (texture/tiles.c) gives a tile used since the
+/* The tile cache's clock (texture/cache_tiles.c) gives a tile used since the
  * hand last passed a second chance. Tiles 0, 1, ... each loaded once under
  * a 1 MiB cap until the first eviction: every tile's use bit is set (from
  * its load), so the hand clears them all and evicts tile 0, then stands at

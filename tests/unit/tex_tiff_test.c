@@ -884,9 +884,9 @@ mapped(const char *name)
 }
 
 /* Which tex_tiff.h this test calls. Built with RT_LAZY_MODULES (the
- * default), tiff_lazy.c's: the first call that needs the module loads
+ * default), io_tiff_lazy.c's: the first call that needs the module loads
  * lib/librt_tiff.so, and every other case runs through it; otherwise
- * tiff.c's, linked in. Closing NULL needs no module and loads none. */
+ * io_tiff.c's, linked in. Closing NULL needs no module and loads none. */
 static void
 case_module(const char *arg)
 {
@@ -915,7 +915,7 @@ case_module_missing(const char *arg)
 {
     (void)arg;
 #ifndef RT_LAZY_MODULES
-    exit(TEX_TEST_SKIP); /* tiff.c is linked in: there is no module */
+    exit(TEX_TEST_SKIP); /* io_tiff.c is linked in: there is no module */
 #endif
     REQUIRE(setenv("RT_TIFF_MODULE", "/nonexistent/librt_tiff.so", 1) == 0);
     const char   *said = "TIFF support did not load: /nonexistent/librt_tiff.so: cannot open";

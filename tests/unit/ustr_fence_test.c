@@ -1,6 +1,6 @@
 /* The fence of ustr_fence.h checked by what it forbids, not by what it
  * calls: a store-buffering litmus test, the shape of every protocol built on
- * it (ustr_epoch.h's announcement and scan, texture/tiles.c's hazard
+ * it (ustr_epoch.h's announcement and scan, texture/cache_tiles.c's hazard
  * pointers).
  *
  *   writer (a reclaimer)                   reader

@@ -1,13 +1,13 @@
 /* OpenEXR files: reading one tile or one whole level, and writing scanline
  * and tiled MIP-mapped files. The texture system's only door to OpenEXR.
  *
- * Implemented in exr.cpp, the project's one C++ file, over OpenEXR's C++
+ * Implemented in io_exr.cpp, the project's one C++ file, over OpenEXR's C++
  * API (Imf::) of OpenEXR 3.1. Not OpenEXRCore's C API: in 3.1 it cannot
  * decode DWAA/DWAB files ("not yet implemented in C"), and it does not turn
  * luminance/chroma (Y, RY, BY) into RGB, which the C++ RgbaInputFile does.
  * The C++ API reads one tile of any level without touching the rest of the
  * file (the tile cache's fast path) and converts between sample types.
- * Every OpenEXR exception stops in exr.cpp: each call here returns a
+ * Every OpenEXR exception stops in io_exr.cpp: each call here returns a
  * tex_result and, on failure, one line in err (see tex_image.h: no file
  * name, no newline). Nothing is printed, by this code or by OpenEXR.
  *

@@ -1,6 +1,6 @@
 /* The decode floor (decode_floor.h): libpng's png_read_image() and
  * libjpeg's jpeg_read_scanlines() into one buffer, the simplest use of
- * each. As in texture/png.c, each setjmp() sits in a function whose state
+ * each. As in texture/io_png.c, each setjmp() sits in a function whose state
  * lives in a struct its caller owns, so no local needs `volatile`. */
 #define _POSIX_C_SOURCE 200809L
 

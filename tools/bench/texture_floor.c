@@ -2,7 +2,7 @@
  * the texture system through tex__tile_get(), the read its cache does, so
  * they are the bytes its lookups filter, level by level; every piece of
  * arithmetic that decides a result's bits comes from
- * tex_sample_internal.h, which texture/sample.c uses too. */
+ * tex_sample_internal.h, which texture/lookup_sample.c uses too. */
 #include "texture_floor.h"
 
 #include "tex_sample_internal.h"
@@ -273,7 +273,7 @@ trilinear(const floor_file *f, float lod, float s, float t, float fill_a, float 
 }
 
 /* Trilinear probes spread evenly along the footprint's major axis, at the
- * level of its width across it, averaged: sample.c's anisotropic filter,
+ * level of its width across it, averaged: lookup_sample.c's anisotropic filter,
  * with its probe count and spacing. */
 static void
 anisotropic(const floor_file *f, const tex_opts *o, const tex_derivs *d, float major, float minor,

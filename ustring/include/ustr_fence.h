@@ -16,7 +16,7 @@
  * USTR_NO_MEMBARRIER in the environment (tests run both), or under
  * ThreadSanitizer (which cannot model membarrier; fence.c), announcements
  * are seq_cst stores and ustr_fence_writer() does nothing. ustr_epoch.h and the
- * texture cache's hazard pointers (texture/tiles.c) use it; each argues its
+ * texture cache's hazard pointers (texture/cache_tiles.c) use it; each argues its
  * own protocol on top. */
 #ifndef USTR_FENCE_H
 #define USTR_FENCE_H

@@ -18,7 +18,7 @@ tex_tiff_open(const char *path, tex_tiff **out, tex_tiff_info *info, char err[TE
 }
 
 /* A handle (a file or a writer) comes only from the module, so the module
- * is loaded; NULL is taken as tiff.c takes it: close ignores it, the others
+ * is loaded; NULL is taken as io_tiff.c takes it: close ignores it, the others
  * dereference it. */
 void
 tex_tiff_close(tex_tiff *f)

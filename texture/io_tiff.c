@@ -838,7 +838,7 @@ tex_tiff_tiled_end(tex_tiff_writer *w, bool ok, char err[TEX_ERR_LEN])
 #include "tiff_module.h"
 
 /* The module's one exported symbol (tiff_module.h); the functions above are
- * hidden in it, so they never clash with tiff_lazy.c's of the same names. */
+ * hidden in it, so they never clash with io_tiff_lazy.c's of the same names. */
 __attribute__((visibility("default"))) const tex_tiff_module tex_tiff_module_table = {
     .size = sizeof(tex_tiff_module),
     .open = tex_tiff_open,

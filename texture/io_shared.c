@@ -87,7 +87,7 @@ tex__pio_all(int fd, bool write, void *buf, size_t n, uint64_t at)
     return true;
 }
 
-/* Here rather than in tiff.c: the sniffer (read.c) must know a TIFF
+/* Here rather than in io_tiff.c: the sniffer (io_read.c) must know a TIFF
  * without loading the TIFF module (tiff_module.h). */
 bool
 tex__tiff_magic(const unsigned char m[4])

@@ -1,7 +1,7 @@
 /* JPEG through libjpeg-turbo: tex_jpeg_read(), tex_jpeg_read_rows().
  *
  * libjpeg reports a fatal error by calling error_exit(), which must not
- * return; ours records the message and longjmp()s back. As in png.c, the
+ * return; ours records the message and longjmp()s back. As in io_png.c, the
  * setjmp() sits in a function (jpeg_decode()) that keeps its state in a
  * struct owned by its caller and reads no local it changed after setjmp(),
  * so no local needs `volatile`.

@@ -122,7 +122,7 @@ lru_handle(tex_system *ts, const tex__file *keep)
 {
     tex__file *best = NULL;
     uint64_t   best_use = UINT64_MAX;
-    /* Acquire pairs with the releases in files.c that publish arrays. */
+    /* Acquire pairs with the releases in cache_files.c that publish arrays. */
     tex__file_array *a = atomic_load_explicit(&ts->files, memory_order_acquire);
     for (size_t i = 0; i <= a->mask; i++) {
         tex__file *f = atomic_load_explicit(&a->slots[i], memory_order_acquire);
@@ -202,7 +202,7 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
 }
 
 /* A tile of an untiled file from the spill file: the rows the image
- * covers, as tiles_write() (files.c) wrote them; those below it zeroed. */
+ * covers, as tiles_write() (cache_files.c) wrote them; those below it zeroed. */
 static bool
 spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t index,
            unsigned char *out, char err[TEX_ERR_LEN])

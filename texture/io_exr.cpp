@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-extern "C" { /* C declarations: image.c, mip.c */
+extern "C" { /* C declarations: io_image.c, mip.c */
 #include "tex_exr.h"
 }
 
@@ -1612,7 +1612,7 @@ tex_exr_write_tiled(const char *path, const tex_image *levels, uint32_t nlevels,
 #include "exr_module.h"
 
 /* The module's one exported symbol (exr_module.h); the functions above are
- * hidden in it, so they never clash with exr_lazy.c's of the same names. */
+ * hidden in it, so they never clash with io_exr_lazy.c's of the same names. */
 extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_module_table = {
     sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
     tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
