@@ -3,7 +3,6 @@
  * or tile size), and shading that looks every texture slot up by filename
  * in the mode the options ask for. */
 #include "render_internal.h"
-#include "tex_image.h" /* tex_name_printable() */
 
 #if defined(__SSE__)
 #include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr */
@@ -67,93 +66,6 @@ rnd(uint64_t *state)
 {
     *state += 0x9E3779B97F4A7C15ULL;
     return (float)(mix64(*state) >> 40) * 0x1p-24f;
-}
-
-/* ---- Embree ---- */
-
-typedef struct bvh {
-    RTCDevice device;
-    RTCScene  scene;
-} bvh;
-
-static rt_result
-bvh_build(const rt_scene *s, bvh *b, char err[RT_ERR_LEN])
-{
-    b->device = rtcNewDevice("verbose=0");
-    if (!b->device) {
-        snprintf(err, RT_ERR_LEN, "cannot start Embree");
-        return RT_ERR_NOMEM;
-    }
-    b->scene = rtcNewScene(b->device);
-    RTCGeometry g = rtcNewGeometry(b->device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    float      *vb = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
-                                             3 * sizeof(float), s->nverts);
-    unsigned   *ib = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                             3 * sizeof(unsigned), s->ntris);
-    if (!vb || !ib) {
-        rtcReleaseGeometry(g);
-        snprintf(err, RT_ERR_LEN, "out of memory for the BVH");
-        return RT_ERR_NOMEM;
-    }
-    memcpy(vb, s->positions, (size_t)s->nverts * 3 * sizeof(float));
-    memcpy(ib, s->indices, (size_t)s->ntris * 3 * sizeof(unsigned));
-    rtcCommitGeometry(g);
-    rtcAttachGeometry(b->scene, g);
-    rtcReleaseGeometry(g);
-    if (rt__scene_has_cutouts(s)) /* alpha_filter() rides on each trace's context */
-        rtcSetSceneFlags(b->scene, RTC_SCENE_FLAG_CONTEXT_FILTER_FUNCTION);
-    rtcCommitScene(b->scene);
-    if (rtcGetDeviceError(b->device) != RTC_ERROR_NONE) {
-        snprintf(err, RT_ERR_LEN, "Embree could not build the BVH");
-        return RT_ERR_NOMEM;
-    }
-    return RT_OK;
-}
-
-static void
-bvh_free(bvh *b)
-{
-    if (b->scene)
-        rtcReleaseScene(b->scene);
-    if (b->device)
-        rtcReleaseDevice(b->device);
-}
-
-/* ---- the BVH, for benchmarks ---- */
-
-struct rt_bvh {
-    bvh b;
-};
-
-rt_result
-rt_bvh_create(const rt_scene *s, rt_bvh **out, char err[RT_ERR_LEN])
-{
-    *out = calloc(1, sizeof **out);
-    if (!*out) {
-        snprintf(err, RT_ERR_LEN, "out of memory");
-        return RT_ERR_NOMEM;
-    }
-    rt_result r = bvh_build(s, &(*out)->b, err);
-    if (r != RT_OK) {
-        rt_bvh_destroy(*out);
-        *out = NULL;
-    }
-    return r;
-}
-
-void *
-rt_bvh_embree_scene(const rt_bvh *b)
-{
-    return b->b.scene;
-}
-
-void
-rt_bvh_destroy(rt_bvh *b)
-{
-    if (b) {
-        bvh_free(&b->b);
-        free(b);
-    }
 }
 
 /* ---- opening the scene's textures ---- */
@@ -643,67 +555,6 @@ worker_main(void *arg)
     return NULL;
 }
 
-/* Seconds as a person reads them: "8.2 s", "3 min 05 s", "2 h 01 min". */
-static void
-secs_text(double t, char *buf, size_t n)
-{
-    if (t < 60)
-        snprintf(buf, n, "%.1f s", t);
-    else if (t < 3600)
-        snprintf(buf, n, "%d min %02d s", (int)(t / 60), (int)fmod(t, 60));
-    else
-        snprintf(buf, n, "%d h %02d min", (int)(t / 3600), (int)fmod(t / 60, 60));
-}
-
-static bool
-status_shown(const rt_options *o)
-{
-    return !o->quiet && isatty(STDERR_FILENO);
-}
-
-void
-rt_status_show(const rt_options *o, const char *what, const char *name)
-{
-    if (!status_shown(o))
-        return;
-    char shown[256] = "";
-    if (name)
-        tex_name_printable(shown, sizeof shown, name);
-    fprintf(stderr, "\rrender: %s%s%s ...\033[K", what, name ? " " : "", shown);
-}
-
-void
-rt_status_clear(const rt_options *o)
-{
-    if (status_shown(o))
-        fputs("\r\033[K", stderr);
-}
-
-/* The progress bar, on a terminal: tiles done, time so far, and the time
- * left at the rate so far (once a tile is done). */
-static void
-progress(const rt_options *o, _Atomic uint32_t *done, uint32_t total, double t0, bool final)
-{
-    if (!status_shown(o))
-        return;
-    /* Relaxed: display only. */
-    uint32_t d = atomic_load_explicit(done, memory_order_relaxed);
-    int      bar = (int)(40.0 * d / total);
-    double   elapsed = rt_now() - t0;
-    char     so_far[32], left[48] = "";
-    secs_text(elapsed, so_far, sizeof so_far);
-    if (d > 0 && d < total) {
-        char t[32];
-        secs_text(elapsed * (total - d) / d, t, sizeof t);
-        snprintf(left, sizeof left, ", about %s left", t);
-    }
-    fprintf(stderr, "\rrender: [%.*s%*s] %3u%%  %s%s\033[K", bar,
-            "########################################", 40 - bar, "", (unsigned)(100.0 * d / total),
-            so_far, left);
-    if (final)
-        fputc('\n', stderr);
-}
-
 /* Everything one render's workers share. */
 typedef struct job_board {
     _Atomic uint32_t      next, done;
@@ -718,40 +569,19 @@ typedef struct job_board {
     double                start; /* rt_now() when the workers started */
 } job_board;
 
-/* --progress: a line on stderr as the workers start (the render is under
- * way: its signal handlers are in place), once the first tile is done,
- * then at most one a second, and one at the end; for logs, where a bar
- * cannot be drawn, and for programs that wait on a render's progress. With
- * a tile source, this process's own tiles: it cannot see the others'. */
-typedef struct progress_log {
-    uint32_t shown; /* tiles done at the last line */
-    double   at;    /* rt_now() of the last line */
-} progress_log;
-
-static void
-progress_line(const rt_options *o, const job_board *jb, progress_log *pl, bool first, bool final)
+/* Tiles done so far. Relaxed: for display only. */
+static uint32_t
+tiles_done(const job_board *jb)
 {
-    if (!o->progress)
-        return;
-    /* Relaxed: display only. */
-    uint32_t d = atomic_load_explicit(&jb->done, memory_order_relaxed);
-    double   now = rt_now();
-    if (!first && (d == pl->shown || (!final && pl->shown > 0 && now - pl->at < 1.0)))
-        return;
-    char so_far[32], left[48] = "";
-    secs_text(now - jb->start, so_far, sizeof so_far);
-    if (jb->src) {
-        fprintf(stderr, "render: rank %u: %u tile%s rendered here, %s\n", jb->src->rank, d,
-                d == 1 ? "" : "s", so_far);
-    } else {
-        if (d > 0 && d < jb->ntiles) {
-            char t[32];
-            secs_text((now - jb->start) * (jb->ntiles - d) / d, t, sizeof t);
-            snprintf(left, sizeof left, ", about %s left", t);
-        }
-        fprintf(stderr, "render: %u of %u tiles, %s%s\n", d, jb->ntiles, so_far, left);
-    }
-    pl->shown = d, pl->at = now;
+    return atomic_load_explicit(&jb->done, memory_order_relaxed);
+}
+
+/* A --progress line (progress.c) for the board. */
+static void
+progress_line(const rt_options *o, const job_board *jb, rt__progress_log *pl, bool first,
+              bool final)
+{
+    rt__progress_line(o, pl, tiles_done(jb), jb->ntiles, jb->start, jb->src, first, final);
 }
 
 /* Waits until every worker has left: showing progress every 20 ms, or,
@@ -761,8 +591,8 @@ progress_line(const rt_options *o, const job_board *jb, progress_log *pl, bool f
 static void
 wait_workers(const rt_options *o, job_board *jb)
 {
-    long         step_ns = jb->src ? 1000 * 1000 : 20 * 1000 * 1000;
-    progress_log pl = {0};
+    long             step_ns = jb->src ? 1000 * 1000 : 20 * 1000 * 1000;
+    rt__progress_log pl = {0};
     progress_line(o, jb, &pl, true, false);
     pthread_mutex_lock(&jb->crew.lock);
     while (jb->crew.running > 0) {
@@ -770,7 +600,7 @@ wait_workers(const rt_options *o, job_board *jb)
         if (jb->src)
             jb->src->poll(jb->src->ctx);
         else
-            progress(o, &jb->done, jb->ntiles, jb->start, false);
+            rt__progress_bar(o, tiles_done(jb), jb->ntiles, jb->start, false);
         progress_line(o, jb, &pl, false, false);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -784,6 +614,7 @@ wait_workers(const rt_options *o, job_board *jb)
     pthread_mutex_unlock(&jb->crew.lock);
     progress_line(o, jb, &pl, false, true);
 }
+
 void
 rt_thread_stats_add(rt_thread_stats *to, const rt_thread_stats *from)
 {
@@ -851,7 +682,7 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
     for (unsigned i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
     if (!jb->src)
-        progress(o, &jb->done, jb->ntiles, jb->start, true);
+        rt__progress_bar(o, tiles_done(jb), jb->ntiles, jb->start, true);
     /* From the first rt__worker's start to the last one's end, as the workers
      * read the clock: the main thread's polling does not count. */
     double first = w[0].start, last = w[0].end;
@@ -921,10 +752,10 @@ rt_render_from(const rt_options *o, const rt_scene *scene, tex_system *ts, ustr_
                const rt_tile_source *src, rt_image *img, rt_render_stats *stats,
                char err[RT_ERR_LEN])
 {
-    bvh    b = {0};
-    double t0 = rt_now();
+    rt__bvh b = {0};
+    double  t0 = rt_now();
     rt_status_show(o, "building the BVH", NULL);
-    rt_result r = bvh_build(scene, &b, err);
+    rt_result r = rt__bvh_build(scene, &b, err);
     rt_status_clear(o);
     stats->bvh_secs = rt_now() - t0;
     job_board jb = {.tiles_x = rt_options_tiles_x(o), .ntiles = rt_options_tiles(o)};
@@ -1003,6 +834,6 @@ out:
     pthread_cond_destroy(&jb.crew.left);
     pthread_cond_destroy(&jb.crew.gate);
     pthread_mutex_destroy(&jb.crew.lock);
-    bvh_free(&b);
+    rt__bvh_free(&b);
     return r;
 }

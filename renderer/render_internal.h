@@ -1,6 +1,7 @@
-/* What the render loop's files share (render.c: tiles, camera and the
- * simple integrators; shading.c: hits and texture slots; path.c: the path
- * tracer). Not a public header. */
+/* What the render loop's files share (render.c: tiles, workers and the
+ * simple integrators; bvh.c: Embree; camera.c: the view; shading.c: hits
+ * and texture slots; path.c: the path tracer; progress.c: what a render
+ * shows while it runs). Not a public header. */
 #ifndef RT_RENDER_INTERNAL_H
 #define RT_RENDER_INTERNAL_H
 
@@ -12,6 +13,32 @@
 #include <embree3/rtcore.h>
 #include <pthread.h>
 #include <stdatomic.h>
+
+/* The scene's Embree BVH (bvh.c): rt__bvh_build() fills both, or returns an
+ * error with err; rt__bvh_free() releases what was made. */
+typedef struct rt__bvh {
+    RTCDevice device;
+    RTCScene  scene;
+} rt__bvh;
+rt_result rt__bvh_build(const rt_scene *s, rt__bvh *b, char err[RT_ERR_LEN]);
+void      rt__bvh_free(rt__bvh *b);
+
+/* What a render shows while it runs (progress.c). The bar, on a terminal
+ * (not with --quiet): d of total tiles done, the time since t0 and the
+ * time left at the rate so far; final ends its line. */
+void rt__progress_bar(const rt_options *o, uint32_t d, uint32_t total, double t0, bool final);
+
+/* --progress: a line on stderr as the workers start (the render is under
+ * way: its signal handlers are in place), once the first tile is done,
+ * then at most one a second, and one at the end; for logs, where a bar
+ * cannot be drawn, and for programs that wait on a render's progress. With
+ * a tile source (src), this process's own tiles: it cannot see the others'. */
+typedef struct rt__progress_log {
+    uint32_t shown; /* tiles done at the last line */
+    double   at;    /* rt_now() of the last line */
+} rt__progress_log;
+void rt__progress_line(const rt_options *o, rt__progress_log *pl, uint32_t d, uint32_t total,
+                       double start, const rt_tile_source *src, bool first, bool final);
 
 /* The camera: a pinhole (camera.c). */
 typedef struct rt__view {
