@@ -137,7 +137,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char       *name = make_name(&in);
     if (name && ustr_table_create(NULL, &strings) == USTR_OK &&
         tex_system_create(&(tex_config){.max_memory_mb = 1, .strings = strings, .report = report},
-                          &ts) == TEX_OK &&
+                          &ts, NULL) == TEX_OK &&
         tex_thread_create(ts, &tc) == TEX_OK) {
         ustr u = ustr_table_intern_cstr(strings, name);
         if (u)

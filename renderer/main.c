@@ -315,13 +315,12 @@ textures_start(run *u, char err[RT_ERR_LEN])
     const rt_options *o = &u->o;
     char              why[TEX_ERR_LEN] = "";
     tex_config        tcfg = {.max_memory_mb = o->max_memory_mb,
-                              .error = why,
                               .strings = u->strings,
                               .report = texture_report,
                               .report_ctx = u,
                               .allow = u->paths ? allow_fd : NULL,
                               .allow_ctx = u->paths};
-    if (tex_system_create(&tcfg, &u->ts) != TEX_OK) {
+    if (tex_system_create(&tcfg, &u->ts, why) != TEX_OK) {
         snprintf(err, RT_ERR_LEN, "cannot start the texture system: %.200s", why);
         return false;
     }

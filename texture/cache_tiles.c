@@ -40,17 +40,16 @@
 /* ---- the spill file ---- */
 
 tex_result
-tex__cache_init(tex_system *ts)
+tex__cache_init(tex_system *ts, char err[TEX_ERR_LEN])
 {
-
     const char *dir = getenv("TMPDIR");
     char        path[4096];
     snprintf(path, sizeof path, "%s/rt-tiles-XXXXXX", dir && *dir ? dir : "/tmp");
     ustr_fence_init(); /* before any reader announces a hazard */
     ts->spill_fd = mkstemp(path);
     if (ts->spill_fd < 0) {
-        if (ts->cfg.error)
-            snprintf(ts->cfg.error, TEX_ERR_LEN, "cannot make the tile spill file in %.150s: %s",
+        if (err)
+            snprintf(err, TEX_ERR_LEN, "cannot make the tile spill file in %.150s: %s",
                      dir && *dir ? dir : "/tmp", strerror(errno));
         return TEX_ERR_OPEN;
     }

@@ -10,14 +10,14 @@
 #include <string.h>
 
 tex_result
-tex_system_create(const tex_config *cfg, tex_system **out)
+tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN])
 {
     static const tex_config defaults;
     *out = NULL;
     tex_system *ts = calloc(1, sizeof *ts);
     if (!ts) {
-        if (cfg && cfg->error)
-            snprintf(cfg->error, TEX_ERR_LEN, "out of memory");
+        if (err)
+            snprintf(err, TEX_ERR_LEN, "out of memory");
         return TEX_ERR_NOMEM;
     }
     ts->cfg = cfg ? *cfg : defaults;
@@ -41,12 +41,12 @@ tex_system_create(const tex_config *cfg, tex_system **out)
     ts->max_decoding = cpus > 0 ? (unsigned)cpus : 1;
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
-        r = tex__cache_init(ts);
+        r = tex__cache_init(ts, err);
     if (r == TEX_OK && !(ts->strings = ts->cfg.strings ? ts->cfg.strings : ustr_global()))
         r = TEX_ERR_NOMEM;
     if (r != TEX_OK) {
-        if (r == TEX_ERR_NOMEM && ts->cfg.error)
-            snprintf(ts->cfg.error, TEX_ERR_LEN, "out of memory");
+        if (r == TEX_ERR_NOMEM && err)
+            snprintf(err, TEX_ERR_LEN, "out of memory");
         tex_system_destroy(ts);
         return r;
     }

@@ -276,7 +276,7 @@ void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r,
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
 /* cache_tiles.c */
-tex_result tex__cache_init(tex_system *ts);
+tex_result tex__cache_init(tex_system *ts, char err[TEX_ERR_LEN]);
 void       tex__cache_free(tex_system *ts);
 /* Tile `index` of a level (row by row: ty * tiles_x + tx, below
  * tiles_x * tiles_y), loaded if needed, and protected by the thread's

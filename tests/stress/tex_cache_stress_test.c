@@ -136,7 +136,7 @@ run(unsigned nthreads)
     /* 1 MiB holds about 60 tiles of 64x64 RGBA; the three textures have
      * about 250 at level 0 alone. */
     tex_config cfg = {.max_memory_mb = 1};
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     unsigned wrong, failed;
     workers_run(
         nthreads,
@@ -243,7 +243,7 @@ specs_make(const ustr *from, int nfrom)
     }
     tex_system *ref;
     tex_thread *tc;
-    REQUIRE(tex_system_create(NULL, &ref) == TEX_OK);
+    REQUIRE(tex_system_create(NULL, &ref, NULL) == TEX_OK);
     REQUIRE(tex_thread_create(ref, &tc) == TEX_OK);
     for (int i = 0; i < NSPECS; i++) {
         spec *p = &specs[i];
@@ -301,7 +301,7 @@ static void
 filters_run(const tex_config *cfg, unsigned nthreads, unsigned lookups, unsigned churn,
             tex_stats *out)
 {
-    REQUIRE(tex_system_create(cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(cfg, &ts, NULL) == TEX_OK);
     filter_worker    *w = calloc(nthreads, sizeof *w);
     pthread_barrier_t start;
     REQUIRE(w != NULL);
@@ -395,7 +395,7 @@ case_declared(const char *arg)
 {
     (void)arg;
     declared_make();
-    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 64}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 64}, &ts, NULL) == TEX_OK);
     bool raw[NDECL];
     for (int k = 0; k < NDECL; k++)
         raw[k] = true;

@@ -937,7 +937,7 @@ case_env_grid(const char *arg)
 
     tex_system *ts;
     tex_thread *tc;
-    REQUIRE(tex_system_create(NULL, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
     rt_env_grid g = {0};
     float      *lum = rt_env_grid_read(ts, ustr_intern_cstr(path), &g);

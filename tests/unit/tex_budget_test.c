@@ -121,7 +121,7 @@ system_new(size_t max_memory_mb)
 {
     tex_config  cfg = {.max_memory_mb = max_memory_mb, .report = on_report};
     tex_system *ts;
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     reports = 0;
     return ts;
 }

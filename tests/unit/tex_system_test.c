@@ -73,7 +73,7 @@ static tex_system *
 system_new(void)
 {
     tex_system *ts;
-    REQUIRE(tex_system_create(NULL, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
     return ts;
 }
 
@@ -424,7 +424,7 @@ case_missing(const char *arg)
     (void)arg;
     tex_config  cfg = {.report = count_report};
     tex_system *ts;
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     char        path[512];
     snprintf(path, sizeof path, "%s/nosuch.png", dir);
@@ -550,7 +550,7 @@ case_open_files(const char *arg)
     }
     tex_config  cfg = {.max_open_files = 2};
     tex_system *ts;
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     /* Files in turn, tile by tile: every tile read needs that file's handle,
@@ -720,7 +720,7 @@ handles_setup(const char *a_name, ustr *a, ustr *b, tex_system **ts, tex_thread 
     snprintf(exr_report_name, sizeof exr_report_name, "%s", *a);
     exr_reports = 0;
     tex_config cfg = {.max_open_files = 1, .report = exr_report};
-    REQUIRE(tex_system_create(&cfg, ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, ts, NULL) == TEX_OK);
     REQUIRE(tex_thread_create(*ts, tc) == TEX_OK);
 }
 
@@ -893,7 +893,7 @@ case_allow_opened(const char *arg)
     judge       j = {.link = link, .other = other, .allowed = st.st_ino};
     tex_config  cfg = {.allow = judge_and_swap, .allow_ctx = &j};
     tex_system *ts;
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     CHECK_NEAR(grey(ts, tc, ustr_intern_cstr(link), 0.375f, 0.125f, &o), 10 / 255.0f);
@@ -901,7 +901,7 @@ case_allow_opened(const char *arg)
     /* Now the name leads to the other file, which the judge refuses. */
     tex_thread_destroy(tc); /* a fresh system opens the name again */
     tex_system_destroy(ts);
-    REQUIRE(tex_system_create(&cfg, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
     tc = thread_new(ts);
     float rgba[4];
     tex_test_stderr_capture();
@@ -1330,7 +1330,7 @@ case_clock(const char *arg)
     (void)arg;
     ustr        name = png_make("clock.png", 1024, 1024, 4, noise_u8);
     tex_system *ts;
-    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 1}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 1}, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     REQUIRE(clock_touch(ts, tc, name, 0) == 1); /* opening the file loads no tile */
     uint32_t  n = 1;
@@ -1371,7 +1371,7 @@ case_file_open(const char *arg)
     (void)arg;
     ustr        name = png_make("open.png", 4, 4, 1, ramp4);
     tex_system *ts;
-    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     tex_stats   st;
     CHECK_EQ_INT(tex_file_open(ts, tc, name, false), TEX_OK);
@@ -1440,7 +1440,7 @@ static double
 open_secs(size_t n, void (*make)(uint64_t i, char name[HASH_UNKEYED_FAMILY_LEN]), double limit)
 {
     tex_system *ts;
-    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.report = count_open_report}, &ts, NULL) == TEX_OK);
     tex_thread *tc = thread_new(ts);
     open_reports = 0;
     struct timespec t0;

@@ -363,7 +363,7 @@ case_system(const char *arg)
         REQUIRE(run(cmd) == 0);
     }
     tex_system *ts;
-    REQUIRE(tex_system_create(&(tex_config){.max_open_files = 1}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.max_open_files = 1}, &ts, NULL) == TEX_OK);
     tex_thread *tc;
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
     ustr          names[2] = {ustr_intern_cstr(paths[0]), ustr_intern_cstr(paths[1])};
@@ -422,7 +422,7 @@ lookups_agree(const char *a_path, const char *b_path, const tex_image *img)
 {
     tex_system *ts;
     tex_thread *tc;
-    REQUIRE(tex_system_create(&(tex_config){0}, &ts) == TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){0}, &ts, NULL) == TEX_OK);
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
     ustr       a = ustr_intern_cstr(a_path), b = ustr_intern_cstr(b_path);
     tex_derivs d = {.dsdx = 1.0f / (float)img->width, .dtdy = 1.0f / (float)img->height};
@@ -818,8 +818,8 @@ case_system_broken(const char *arg)
     free(d);
     tex_system *ts;
     int         reports = 0;
-    REQUIRE(tex_system_create(&(tex_config){.report = count_report, .report_ctx = &reports}, &ts) ==
-            TEX_OK);
+    REQUIRE(tex_system_create(&(tex_config){.report = count_report, .report_ctx = &reports}, &ts,
+                              NULL) == TEX_OK);
     tex_thread *tc;
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
     ustr       name = ustr_intern_cstr(path);

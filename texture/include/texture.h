@@ -63,9 +63,6 @@ typedef struct tex_config { /* zero-initialised means defaults */
      * not checked. May run on any worker thread. */
     bool (*allow)(void *ctx, int fd);
     void *allow_ctx;
-    /* Where tex_system_create() says why it failed, when it does (a buffer
-     * of TEX_ERR_LEN bytes); NULL: it does not say. */
-    char *error;
 } tex_config;
 
 /* The default report: "texture: NAME: REASON" on stderr, the name made
@@ -75,9 +72,9 @@ void tex_report_stderr(const char *name, const char *reason);
 /* Creates a texture system, with its spill file (decoded tiles) made and
  * unlinked at once in $TMPDIR, else /tmp. On TEX_OK *out is yours; free it
  * with tex_system_destroy(). On failure *out is NULL, nothing leaks, and
- * cfg->error (if set) says why: "cannot make the tile spill file in
+ * err (if not NULL) says why: "cannot make the tile spill file in
  * /nosuch: No such file or directory", "out of memory". */
-tex_result tex_system_create(const tex_config *cfg, tex_system **out);
+tex_result tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN]);
 /* No lookup may run during or after the call. NULL is a no-op. */
 void tex_system_destroy(tex_system *ts);
 

@@ -188,7 +188,7 @@ render_once(const bench *b, const rt_options *o, tex_system *ts, rt_render_stats
     tex_system *own = NULL;
     if (!ts &&
         tex_system_create(&(tex_config){.max_memory_mb = o->max_memory_mb, .strings = b->strings},
-                          &own) != TEX_OK)
+                          &own, NULL) != TEX_OK)
         tool_die("cannot start the texture system");
     char     err[RT_ERR_LEN];
     rt_image img = {0};
@@ -207,7 +207,7 @@ against_embree(const bench *b, int repeat, rt_render_stats *stats)
     char              err[RT_ERR_LEN];
     tex_system       *ts;
     if (tex_system_create(&(tex_config){.max_memory_mb = o->max_memory_mb, .strings = b->strings},
-                          &ts) != TEX_OK)
+                          &ts, NULL) != TEX_OK)
         tool_die("cannot start the texture system");
     rt_bvh         *bvh;
     rt_camera_rays *cam;

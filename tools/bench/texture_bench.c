@@ -194,7 +194,7 @@ static double
 run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
 {
     tex_config cfg = {.max_memory_mb = b->max_memory_mb};
-    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
+    if (tex_system_create(&cfg, &b->ts, NULL) != TEX_OK)
         tool_die("cannot create a texture system");
     double secs = run_threads(b, NULL, nthreads, sum, bits);
     if (last) {
@@ -246,7 +246,7 @@ static void
 floor_run(bench *b, const unsigned *threads, int nthreads)
 {
     tex_config cfg = {.max_memory_mb = b->max_memory_mb};
-    if (tex_system_create(&cfg, &b->ts) != TEX_OK)
+    if (tex_system_create(&cfg, &b->ts, NULL) != TEX_OK)
         tool_die("cannot create a texture system");
     double   sum;
     uint64_t bits;

@@ -79,9 +79,9 @@ static tex_system *
 system_new(size_t max_memory_mb)
 {
     char        err[TEX_ERR_LEN];
-    tex_config  cfg = {.max_memory_mb = max_memory_mb, .error = err};
+    tex_config  cfg = {.max_memory_mb = max_memory_mb};
     tex_system *ts;
-    if (tex_system_create(&cfg, &ts) != TEX_OK)
+    if (tex_system_create(&cfg, &ts, err) != TEX_OK)
         tool_die("cannot create a texture system: %s", err);
     return ts;
 }
