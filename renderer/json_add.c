@@ -2,7 +2,6 @@
 #include "rt_json.h"
 #include "tex_image.h"
 
-#include <errno.h>
 #include <stdio.h>
 
 void
@@ -68,15 +67,14 @@ rt_json_push_str(cJSON *array, const char *v, bool *ok)
     push(array, cJSON_CreateString(v), ok);
 }
 
-bool
+rt_result
 rt_json_write(cJSON *tree, bool ok, const char *path, char *err, size_t errlen)
 {
     char *text = ok && tree ? cJSON_Print(tree) : NULL;
     cJSON_Delete(tree);
     if (!text) {
         snprintf(err, errlen, "out of memory");
-        errno = ENOMEM;
-        return false;
+        return RT_ERR_NOMEM;
     }
     tex_replace out;
     char        terr[TEX_ERR_LEN];
@@ -89,5 +87,5 @@ rt_json_write(cJSON *tree, bool ok, const char *path, char *err, size_t errlen)
     if (!written)
         snprintf(err, errlen, "%s", terr);
     cJSON_free(text);
-    return written;
+    return written ? RT_OK : RT_ERR_OPEN;
 }

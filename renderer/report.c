@@ -4,7 +4,6 @@
 #include "rt_json.h"
 #include "rt_render.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,7 +236,5 @@ rt_report_json(const rt_options *o, const rt_render_stats *s, tex_system *ts, us
 {
     bool   ok;
     cJSON *tree = report_tree(o, s, ts, strings, &ok);
-    if (rt_json_write(tree, ok, path, err, RT_ERR_LEN)) /* whole or not at all, as images */
-        return RT_OK;
-    return errno == ENOMEM ? RT_ERR_NOMEM : RT_ERR_OPEN;
+    return rt_json_write(tree, ok, path, err, RT_ERR_LEN); /* whole or not at all, as images */
 }

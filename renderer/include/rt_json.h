@@ -6,9 +6,12 @@
 #ifndef RT_JSON_H
 #define RT_JSON_H
 
+#include "rt_scene.h" /* rt_result */
+
 #include <cjson/cJSON.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 
 void   rt_json_num(cJSON *o, const char *key, double v, bool *ok);
 void   rt_json_str(cJSON *o, const char *key, const char *v, bool *ok); /* NULL: null */
@@ -20,8 +23,9 @@ void   rt_json_push_num(cJSON *array, double v, bool *ok);
 void   rt_json_push_str(cJSON *array, const char *v, bool *ok);
 
 /* Prints tree (formatted) to path through a temporary file and a rename,
- * whole or not at all, and deletes it. False with errno when memory ran
- * out (ok false, or printing failed) or the file could not be written. */
-bool rt_json_write(cJSON *tree, bool ok, const char *path, char *err, size_t errlen);
+ * whole or not at all, and deletes it. RT_ERR_NOMEM when memory ran out
+ * (ok false, or printing failed), RT_ERR_OPEN when the file could not be
+ * written, each with err. */
+rt_result rt_json_write(cJSON *tree, bool ok, const char *path, char *err, size_t errlen);
 
 #endif

@@ -350,7 +350,7 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
     rows_json(p, runs, n, j, &ok);
     runs_json(runs, n, j, &ok);
     snprintf(path, sizeof path, "%s.json", p->out);
-    if (rt_json_write(j, ok, path, err, sizeof err))
+    if (rt_json_write(j, ok, path, err, sizeof err) == RT_OK)
         return true;
     fprintf(stderr, "study: %s\n", err);
     return false;
