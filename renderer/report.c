@@ -160,20 +160,13 @@ add_tables(cJSON *j, const ustr_stats *us, const tex_stats *ts, bool *ok)
 {
     cJSON *u = rt_json_obj(j, "ustring", ok);
     rt_json_str(u, "lock", ustr_lock_name(us->lock), ok);
-    rt_json_num(u, "lookups", (double)us->lookups, ok);
-    rt_json_num(u, "inserts", (double)us->inserts, ok);
-    rt_json_num(u, "contended", (double)us->contended, ok);
-    rt_json_num(u, "strings", (double)us->strings, ok);
+#define NUM(name, what) rt_json_num(u, #name, (double)us->name, ok);
+    USTR_STATS_COUNTS(NUM) /* ustring.h */
+#undef NUM
     cJSON *t = rt_json_obj(j, "texture", ok);
-    rt_json_num(t, "lookups", (double)ts->lookups, ok);
-    rt_json_num(t, "tile_hits", (double)ts->tile_hits, ok);
-    rt_json_num(t, "tile_misses", (double)ts->tile_misses, ok);
-    rt_json_num(t, "tiles_loaded", (double)ts->tiles_loaded, ok);
-    rt_json_num(t, "tiles_evicted", (double)ts->tiles_evicted, ok);
-    rt_json_num(t, "bytes_read", (double)ts->bytes_read, ok);
-    rt_json_num(t, "files_opened", (double)ts->files_opened, ok);
-    rt_json_num(t, "file_errors", (double)ts->file_errors, ok);
-    rt_json_num(t, "peak_memory", (double)ts->peak_memory, ok);
+#define NUM(name, what) rt_json_num(t, #name, (double)ts->name, ok);
+    TEX_STATS_COUNTS(NUM) /* texture.h */
+#undef NUM
 }
 
 static void

@@ -97,16 +97,8 @@ static void
 counters_add(tex_stats *s, const tex__counters *c)
 {
     /* Relaxed: a snapshot of counters their owners keep writing. */
-#define ADD(field) s->field += atomic_load_explicit(&c->field, memory_order_relaxed)
-    ADD(lookups);
-    ADD(microcache_hits);
-    ADD(tile_hits);
-    ADD(tile_misses);
-    ADD(tiles_loaded);
-    ADD(tiles_evicted);
-    ADD(bytes_read);
-    ADD(files_opened);
-    ADD(file_errors);
+#define ADD(field, what) s->field += atomic_load_explicit(&c->field, memory_order_relaxed);
+    TEX_THREAD_COUNTS(ADD)
 #undef ADD
 }
 

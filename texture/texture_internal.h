@@ -200,8 +200,9 @@ struct tex_system {
 
 /* Counters written only by their owner, read by tex_system_stats(). */
 typedef struct tex__counters {
-    _Atomic uint64_t lookups, microcache_hits, tile_hits, tile_misses, tiles_loaded, tiles_evicted,
-        bytes_read, files_opened, file_errors;
+#define TEX__COUNTER_FIELD_(name, what) _Atomic uint64_t name;
+    TEX_THREAD_COUNTS(TEX__COUNTER_FIELD_)
+#undef TEX__COUNTER_FIELD_
 } tex__counters;
 
 static inline void

@@ -9,10 +9,9 @@ ustr_table_stats(ustr_table *t, ustr_stats *out)
     pthread_mutex_lock(&t->registry_lock);
     for (ustr__thread *th = t->threads; th; th = th->next) {
         /* Relaxed: a snapshot of counters their owners keep writing. */
-        out->lookups += atomic_load_explicit(&th->counters.lookups, memory_order_relaxed);
-        out->inserts += atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
-        out->contended += atomic_load_explicit(&th->counters.contended, memory_order_relaxed);
-        out->string_bytes += atomic_load_explicit(&th->counters.string_bytes, memory_order_relaxed);
+#define ADD(name, what) out->name += atomic_load_explicit(&th->counters.name, memory_order_relaxed);
+        USTR_THREAD_COUNTS(ADD)
+#undef ADD
         out->threads++;
     }
     pthread_mutex_unlock(&t->registry_lock);

@@ -158,7 +158,9 @@ typedef struct ustr__arena {
 /* Counters written only by their owner thread, with a relaxed load and store
  * rather than a locked read-modify-write; ustr_table_stats() sums them. */
 typedef struct ustr__counters {
-    _Atomic uint64_t lookups, inserts, contended, string_bytes;
+#define USTR__COUNTER_FIELD_(name, what) _Atomic uint64_t name;
+    USTR_THREAD_COUNTS(USTR__COUNTER_FIELD_)
+#undef USTR__COUNTER_FIELD_
 } ustr__counters;
 
 static inline void

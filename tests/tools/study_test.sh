@@ -81,10 +81,13 @@ quick)
         fail "$q.json: $(head -c 300 "$q.json")"
     # The same accounting in the JSON's runs.
     bad=$(jq -c '.runs[] | select(
-        if .mode == "full" then (.lookups > 0 and .interns == .lookups and .tex_tiles_loaded > 0)
+        if .mode == "full" then (.lookups > 0 and .interns == .lookups and .tex_tiles_loaded > 0 and
+                                 .tex_lookups == .lookups and .ustr_lookups >= .interns)
         elif .mode == "bypass" then (.lookups == 0 and .interns == .bypasses and .interns > 0 and
-                                     .tex_tiles_loaded == 0)
-        elif .mode == "early-out" then (.interns == 0 and .tex_tiles_loaded == 0)
+                                     .tex_tiles_loaded == 0 and .tex_lookups == 0 and
+                                     .ustr_lookups >= .interns)
+        elif .mode == "early-out" then (.interns == 0 and .tex_tiles_loaded == 0 and
+                                        .tex_lookups == 0)
         else false end | not)' "$q.json")
     [ -z "$bad" ] || fail "$q.json accounting: $bad"
     ;;

@@ -180,15 +180,35 @@ typedef struct tex_file_info {
 } tex_file_info;
 tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
 
-/* Counters are per thread and merged when read. Safe while lookups run. */
+/* The counts, one list each (adding one is one line here plus the code that
+ * counts it; the render's report, its --stats-json and the study's columns
+ * follow). X(name, what): `name` is a uint64_t field of tex_stats.
+ *
+ * Counted per thread, each thread writing only its own, and summed when read: */
+#define TEX_THREAD_COUNTS(X)                                                                       \
+    X(lookups, "lookups")                                                                          \
+    X(microcache_hits, "lookups whose file was in the thread's own cache")                         \
+    X(tile_hits, "tiles found in the cache")                                                       \
+    X(tile_misses, "tiles not in the cache")                                                       \
+    X(tiles_loaded, "tiles brought into the cache")                                                \
+    X(tiles_evicted, "tiles the cache let go")                                                     \
+    X(bytes_read, "decoded bytes brought into the cache")                                          \
+    X(files_opened, "opens of a file (one closed and opened again counts twice)")                  \
+    X(file_errors, "files that could not be read")
+
+/* Kept by the system as a whole: */
+#define TEX_SYSTEM_COUNTS(X)                                                                       \
+    X(files_closed, "files closed to stay under the open-file limit")                              \
+    X(memory, "bytes of tiles in the cache now")                                                   \
+    X(peak_memory, "bytes of tiles in the cache at most")
+
+#define TEX_STATS_COUNTS(X) TEX_THREAD_COUNTS(X) TEX_SYSTEM_COUNTS(X)
+
+/* A snapshot of the counts. Safe while lookups run. */
 typedef struct tex_stats {
-    uint64_t lookups;
-    uint64_t microcache_hits; /* file found in the thread's own cache */
-    uint64_t tile_hits, tile_misses;
-    uint64_t tiles_loaded, tiles_evicted;
-    uint64_t bytes_read; /* decoded bytes brought into the cache */
-    uint64_t files_opened, files_closed, file_errors;
-    uint64_t memory, peak_memory; /* bytes of tiles in the cache: now, at most */
+#define TEX_STATS_FIELD_(name, what) uint64_t name;
+    TEX_STATS_COUNTS(TEX_STATS_FIELD_)
+#undef TEX_STATS_FIELD_
 } tex_stats;
 
 void tex_system_stats(tex_system *ts, tex_stats *out);

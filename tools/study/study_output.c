@@ -149,7 +149,8 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-#define NCOLUMNS (24 + RT_WORK_NCOUNTS)
+#define ONE_(name, what) +1
+#define NCOLUMNS         (15 + RT_WORK_NCOUNTS USTR_STATS_COUNTS(ONE_) TEX_STATS_COUNTS(ONE_))
 
 /* A run's columns, in the CSV's order. */
 static void
@@ -172,15 +173,12 @@ columns_of(const run *r, column c[NCOLUMNS])
 #define WORK(name, label) COUNT(#name, r->name),
         RT_WORK_COUNTS(WORK) /* rt_counters.h */
 #undef WORK
-        COUNT("ustr_lookups", r->ustr_lookups),
-        COUNT("ustr_inserts", r->ustr_inserts),
-        COUNT("ustr_contended", r->ustr_contended),
-        COUNT("tex_tile_hits", r->tex_tile_hits),
-        COUNT("tex_tile_misses", r->tex_tile_misses),
-        COUNT("tex_tiles_loaded", r->tex_tiles_loaded),
-        COUNT("tex_bytes_read", r->tex_bytes_read),
-        COUNT("tex_files_opened", r->tex_files_opened),
-        COUNT("tex_file_errors", r->tex_file_errors),
+#define USTR(name, what) COUNT("ustr_" #name, r->ustr.name),
+        USTR_STATS_COUNTS(USTR) /* ustring.h */
+#undef USTR
+#define TEX(name, what) COUNT("tex_" #name, r->tex.name),
+        TEX_STATS_COUNTS(TEX) /* texture.h */
+#undef TEX
         COUNT("ranks", r->ranks),
         SECS("comm_secs", r->comm_secs),
     };

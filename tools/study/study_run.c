@@ -236,6 +236,21 @@ threads_read(const cJSON *root, study_run *r)
     cJSON_ArrayForEach(c, cpu) r->cpu_secs += cJSON_IsNumber(c) ? c->valuedouble : 0;
 }
 
+/* Adds the string table's and texture system's counts in `o` (render's
+ * report, or one rank's entry in it) to r's. */
+static void
+tables_add(const cJSON *o, study_run *r)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "ustring");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "texture");
+#define ADD(name, what) r->ustr.name += count(u, #name);
+    USTR_STATS_COUNTS(ADD) /* ustring.h */
+#undef ADD
+#define ADD(name, what) r->tex.name += count(t, #name);
+    TEX_STATS_COUNTS(ADD) /* texture.h */
+#undef ADD
+}
+
 /* Under mpirun, one entry per rank: a rank's mean thread for the busy
  * range, and the job's sums. */
 static void
@@ -244,8 +259,8 @@ ranks_read(const cJSON *ranks, study_run *r)
     const cJSON *k;
     int          i = 0;
     r->busy_secs = r->cpu_secs = r->busy_min = r->busy_max = 0;
-    r->ustr_lookups = r->ustr_inserts = r->ustr_contended = 0;
-    r->tex_tiles_loaded = r->tex_bytes_read = 0;
+    r->ustr = (ustr_stats){.lock = r->ustr.lock};
+    r->tex = (tex_stats){0};
     cJSON_ArrayForEach(k, ranks)
     {
         double n = num(k, "threads"), busy = num(k, "busy_secs");
@@ -254,12 +269,7 @@ ranks_read(const cJSON *ranks, study_run *r)
         r->busy_max = mean > r->busy_max ? mean : r->busy_max;
         r->busy_secs += busy, r->cpu_secs += num(k, "cpu_secs");
         r->comm_secs += num(k, "comm_secs");
-        const cJSON *u = cJSON_GetObjectItemCaseSensitive(k, "ustring");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(k, "texture");
-        r->ustr_lookups += count(u, "lookups"), r->ustr_inserts += count(u, "inserts");
-        r->ustr_contended += count(u, "contended");
-        r->tex_tiles_loaded += count(t, "tiles_loaded"),
-            r->tex_bytes_read += count(t, "bytes_read");
+        tables_add(k, r);
     }
 }
 
@@ -278,17 +288,14 @@ study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN])
     r->bvh_secs = num(root, "bvh_secs");
     work_read(root, r);
     r->tiles = count(root, "tiles_rendered");
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "ustring");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "texture");
-    const cJSON *lock = cJSON_GetObjectItemCaseSensitive(u, "lock");
+    const cJSON *lock =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "ustring"), "lock");
     r->table_lock = USTR_LOCK_DEFAULT;
     if (!cJSON_IsString(lock) || ustr_lock_parse(lock->valuestring, &r->table_lock) != USTR_OK)
         r->table_lock = USTR_LOCK_DEFAULT;
-    r->ustr_lookups = count(u, "lookups"), r->ustr_inserts = count(u, "inserts");
-    r->ustr_contended = count(u, "contended");
-    r->tex_tile_hits = count(t, "tile_hits"), r->tex_tile_misses = count(t, "tile_misses");
-    r->tex_tiles_loaded = count(t, "tiles_loaded"), r->tex_bytes_read = count(t, "bytes_read");
-    r->tex_files_opened = count(t, "files_opened"), r->tex_file_errors = count(t, "file_errors");
+    r->ustr = (ustr_stats){.lock = r->table_lock};
+    r->tex = (tex_stats){0};
+    tables_add(root, r);
     threads_read(root, r);
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(root, "ranks");
     if (cJSON_GetArraySize(ranks) > 0)
@@ -337,13 +344,13 @@ row_read(const cJSON *o, study_run *r)
     r->busy_secs = share > 0 ? r->cpu_secs / share : 0;
     r->comm_secs = num(o, "comm_secs");
     work_read(o, r);
-    r->ustr_lookups = count(o, "ustr_lookups"), r->ustr_inserts = count(o, "ustr_inserts");
-    r->ustr_contended = count(o, "ustr_contended");
-    r->tex_tile_hits = count(o, "tex_tile_hits"), r->tex_tile_misses = count(o, "tex_tile_misses");
-    r->tex_tiles_loaded = count(o, "tex_tiles_loaded");
-    r->tex_bytes_read = count(o, "tex_bytes_read");
-    r->tex_files_opened = count(o, "tex_files_opened");
-    r->tex_file_errors = count(o, "tex_file_errors");
+    r->ustr.lock = r->table_lock;
+#define READ(name, what) r->ustr.name = count(o, "ustr_" #name);
+    USTR_STATS_COUNTS(READ)
+#undef READ
+#define READ(name, what) r->tex.name = count(o, "tex_" #name);
+    TEX_STATS_COUNTS(READ)
+#undef READ
     return r->threads > 0 && r->render_secs > 0;
 }
 

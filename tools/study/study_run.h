@@ -10,6 +10,7 @@
 
 #include "rt_counters.h"
 #include "rt_options.h"
+#include "texture.h"
 #include "ustring.h"
 
 #include <stdbool.h>
@@ -50,10 +51,9 @@ typedef struct study_run {
                                           * share of time the workers were on a CPU */
     double comm_secs;                    /* under mpirun: every rank's time in MPI calls */
     RT_WORK_COUNTS(RT_WORK_COUNT_FIELD)  /* the job's: every rank's */
-    uint64_t ustr_lookups, ustr_inserts, ustr_contended; /* under mpirun: summed */
-    uint64_t tex_tile_hits, tex_tile_misses, tex_files_opened, tex_file_errors;
-    uint64_t tex_tiles_loaded, tex_bytes_read; /* under mpirun: summed */
-    uint64_t tiles;                            /* tiles rendered */
+    ustr_stats ustr;                     /* the string table's; under mpirun: every rank's summed */
+    tex_stats  tex;                      /* the texture system's; likewise */
+    uint64_t   tiles;                    /* tiles rendered */
 } study_run;
 
 /* Runs the render `l` describes and fills *r from its statistics. On

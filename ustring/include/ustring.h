@@ -134,22 +134,36 @@ uint64_t ustr_hash_bytes(const char *s, size_t len);
  * or a random one). */
 uint64_t ustr_hash_seed(void);
 
-/* Counters are per thread and merged when read, so keeping them on costs no
- * shared write. Read them while other threads intern and the figures are a
- * recent, slightly inconsistent snapshot. */
+/* The counts, one list each (adding one is one line here plus the code that
+ * counts it; the render's report, its --stats-json and the study's columns
+ * follow). X(name, what): `name` is a uint64_t field of ustr_stats.
+ *
+ * Counted per thread, each thread writing only its own, and summed when read,
+ * so keeping them on costs no shared write: */
+#define USTR_THREAD_COUNTS(X)                                                                      \
+    X(lookups, "intern calls that succeeded")                                                      \
+    X(inserts, "of those, calls that added a new string")                                          \
+    X(contended, "lock acquisitions that had to wait")                                             \
+    X(string_bytes, "bytes of string storage taken from arenas")
+
+/* Kept by the table as a whole: */
+#define USTR_TABLE_COUNTS(X)                                                                       \
+    X(strings, "distinct strings held")                                                            \
+    X(capacity, "slots in the hash index (all shards)")                                            \
+    X(index_bytes, "bytes of hash index (all shards, all arrays)")                                 \
+    X(grows, "times an index doubled")                                                             \
+    X(threads, "per-thread records: one per thread that used the table, except that a new "        \
+               "thread takes over the record of one that has exited")
+
+#define USTR_STATS_COUNTS(X) USTR_THREAD_COUNTS(X) USTR_TABLE_COUNTS(X)
+
+/* A snapshot: read while other threads intern, the figures are recent and
+ * slightly inconsistent. */
 typedef struct ustr_stats {
-    ustr_lock lock;         /* the table's strategy */
-    uint64_t  lookups;      /* intern calls that succeeded */
-    uint64_t  inserts;      /* of those, calls that added a new string */
-    uint64_t  contended;    /* lock acquisitions that had to wait */
-    uint64_t  strings;      /* distinct strings held */
-    uint64_t  capacity;     /* slots in the hash index (all shards) */
-    uint64_t  string_bytes; /* bytes of string storage taken from arenas */
-    uint64_t  index_bytes;  /* bytes of hash index (all shards, all arrays) */
-    uint64_t  grows;        /* times an index doubled */
-    uint64_t  threads;      /* per-thread records: one per thread that used
-                             * the table, except that a new thread takes over
-                             * the record of one that has exited */
+    ustr_lock lock; /* the table's strategy */
+#define USTR_STATS_FIELD_(name, what) uint64_t name;
+    USTR_STATS_COUNTS(USTR_STATS_FIELD_)
+#undef USTR_STATS_FIELD_
 } ustr_stats;
 
 /* Fills *out. Safe concurrently with interning. */
