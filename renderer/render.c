@@ -17,20 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-clock_secs(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double
-rt_now(void)
-{
-    return clock_secs(CLOCK_MONOTONIC);
-}
-
 /* ---- cancelling ---- */
 
 /* Lock-free, so storing it is async-signal-safe; relaxed everywhere: it
@@ -518,7 +504,7 @@ worker_main(void *arg)
         worker_leave(w);
         return NULL;
     }
-    double cpu_start = clock_secs(CLOCK_THREAD_CPUTIME_ID);
+    double cpu_start = rt__thread_cpu_secs();
     for (;;) {
         /* Relaxed: the counter only hands each job to one rt__worker; pixels
          * reach the writer through pthread_join(), which orders everything,
@@ -548,7 +534,7 @@ worker_main(void *arg)
     tex_thread_destroy(w->tc);
     w->end = rt_now();
     mine.busy_secs = w->end - w->start;
-    mine.cpu_secs = clock_secs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+    mine.cpu_secs = rt__thread_cpu_secs() - cpu_start;
     *out = mine;
     w->st = out;
     worker_leave(w);

@@ -1,7 +1,7 @@
 /* What the render loop's files share (render.c: tiles, workers and the
  * simple integrators; bvh.c: Embree; camera.c: the view; shading.c: hits
  * and texture slots; path.c: the path tracer; progress.c: what a render
- * shows while it runs). Not a public header. */
+ * shows while it runs; clock.c: the clocks). Not a public header. */
 #ifndef RT_RENDER_INTERNAL_H
 #define RT_RENDER_INTERNAL_H
 
@@ -13,6 +13,10 @@
 #include <embree3/rtcore.h>
 #include <pthread.h>
 #include <stdatomic.h>
+
+/* Seconds of CPU time the calling thread has run (clock.c; rt_now(), in
+ * rt_render.h, is the wall clock). */
+double rt__thread_cpu_secs(void);
 
 /* The scene's Embree BVH (bvh.c): rt__bvh_build() fills both, or returns an
  * error with err; rt__bvh_free() releases what was made. */

@@ -45,33 +45,6 @@ rt_result_str(rt_result r)
     return "unknown error";
 }
 
-/* --- strings owned by the scene ---------------------------------------- */
-
-char *
-rt__scene_keep(scene_priv *s, char *str)
-{
-    if (!str)
-        return NULL;
-    if (s->nstrs == s->capstrs) {
-        size_t cap = s->capstrs ? s->capstrs * 2 : 16;
-        char **n = realloc(s->strs, cap * sizeof *n);
-        if (!n) {
-            free(str);
-            return NULL;
-        }
-        s->strs = n;
-        s->capstrs = cap;
-    }
-    s->strs[s->nstrs++] = str;
-    return str;
-}
-
-char *
-rt__scene_strdup(scene_priv *s, const char *str)
-{
-    return rt__scene_keep(s, strdup(str));
-}
-
 /* --- loading ------------------------------------------------------------- */
 
 /* assimp's C API keeps the last error in one global string, and its
@@ -313,18 +286,6 @@ scene_needs_tangents(const struct aiScene *ai)
              aiGetMaterialTextureCount(ai->mMaterials[i], aiTextureType_HEIGHT)))
             return true;
     return false;
-}
-
-void
-rt__scene_warn(rt_scene *s, const char *text)
-{
-    size_t had = s->warning ? strlen(s->warning) + 2 : 0, n = had + strlen(text) + 1;
-    char  *w = malloc(n);
-    if (!w)
-        return;
-    snprintf(w, n, "%s%s%s", s->warning ? s->warning : "", had ? "; " : "", text);
-    free(s->warning);
-    s->warning = w;
 }
 
 /* The glTF extensions render implements, fully or in part (what it

@@ -1,10 +1,11 @@
 /* What the scene import's own files share: scene.c (the import, and the
  * build that calls on the rest), scene_mesh.c (the geometry),
  * scene_materials.c (materials, texture slots, embedded textures),
- * scene_camera_lights.c (the camera and the lights) and scene_io.c (the
- * files assimp opens). Not a public header, nor the fuzz target's: that is
- * scene_internal.h. Everything here runs on the import's own stack, one
- * import at a time (rt_scene_load()). */
+ * scene_camera_lights.c (the camera and the lights), scene_io.c (the
+ * files assimp opens), scene_owned.c (the strings a scene keeps, its
+ * warning) and scene_pos_hash.c (the position hash). Not a public header,
+ * nor the fuzz target's: that is scene_internal.h. Everything here runs on
+ * the import's own stack, one import at a time (rt_scene_load()). */
 #ifndef RT_SCENE_BUILD_H
 #define RT_SCENE_BUILD_H
 
@@ -20,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* --- the scene and the strings it owns (scene.c) ------------------------ */
+/* --- the scene and the strings it owns (scene_owned.c) ------------------ */
 
 /* The scene and the strings it owns. Every string the scene hands out
  * (path, folder, material names, slot filenames, embedded names) is one
@@ -170,7 +171,7 @@ void rt__walk_node(walk *w, const struct aiNode *node, const xform *parent);
 /* Frees the count's joins, n of them, and the array; NULL is a no-op. */
 void rt__mesh_joins_free(mesh_join *joins, unsigned n);
 
-/* The keyed hash of a position's (or any three words') bits: multilinear,
+/* The keyed hash of a position's (or any three words') bits (scene_pos_hash.c): multilinear,
  * its key drawn once per process from ustring's keyed hash, so no file can
  * choose positions that collide. Call rt__pos_seed() (thread-safe, once is
  * enough) before the first rt__pos_hash(). */

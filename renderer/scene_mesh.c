@@ -63,21 +63,6 @@ cross3(const double a[3], const double b[3], double out[3])
 
 enum { JOIN_SCAN_MAX = 64 };
 
-/* The key of a multilinear hash of positions (strongly universal in its
- * top 32 bits: Lemire and Kaser, "Strongly universal string hashing is
- * fast", 2014), drawn once per process, so that no file can be made whose
- * positions collide: ustring's keyed hash of 0..3, secret as its keys are
- * (ustring.h; USTR_HASH_SEED fixes both). */
-static uint64_t       pos_seed[4];
-static pthread_once_t pos_once = PTHREAD_ONCE_INIT;
-
-static void
-pos_seed_draw(void)
-{
-    for (uint64_t i = 0; i < 4; i++)
-        pos_seed[i] = ustr_hash_bytes((const char *)&i, sizeof i);
-}
-
 _Static_assert(sizeof(ai_real) == sizeof(float) &&
                    sizeof(struct aiVector3D) == 3 * sizeof(uint32_t),
                "positions are compared as three 32-bit words");
@@ -90,24 +75,6 @@ pos_bits(const struct aiMesh *m, unsigned v, uint32_t p[3])
     for (int k = 0; k < 3; k++)
         if (p[k] == 0x80000000u)
             p[k] = 0;
-}
-
-void
-rt__pos_seed(void)
-{
-    pthread_once(&pos_once, pos_seed_draw);
-}
-
-__extension__ typedef unsigned __int128 u128;
-
-/* The sum is taken in 128 bits, where it cannot wrap (each product is
- * under 2^96), and its low 64 bits kept: the multilinear hash mod 2^64,
- * with no wrap-around for the fuzz build's unsigned-overflow check. */
-uint64_t
-rt__pos_hash(const uint32_t p[3])
-{
-    return (uint64_t)((u128)pos_seed[0] + (u128)pos_seed[1] * p[0] + (u128)pos_seed[2] * p[1] +
-                      (u128)pos_seed[3] * p[2]);
 }
 
 /* assimp's test, in its arithmetic: apart when |a - b|^2 > 1e-5f^2. */

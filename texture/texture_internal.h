@@ -270,10 +270,7 @@ void       tex__files_free(tex_system *ts);
 tex__file *tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw);
 /* Opens f on first use; TEX_OK once it is READY, else why not.
  * tex__file_ready() is its inline front for a READY file. */
-tex_result tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
-/* A READY file turned out unreadable (a tile failed): BROKEN from now on,
- * reported once, counted. Lookups already running on it finish safely. */
-void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err);
+tex_result  tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
 /* cache_tiles.c */
@@ -304,22 +301,30 @@ tex_result tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint
 tex_result tex__decode_reserve(tex_system *ts, tex_thread *tc, uint64_t bytes, const char *what,
                                char err[TEX_ERR_LEN]);
 void       tex__decode_release(tex_system *ts, uint64_t bytes);
+
+/* cache_handles.c */
 /* Under f->lock, after opening f->handle: counts the handle and closes the
  * least recently used other one when over the cap. */
 void tex__handle_opened(tex_system *ts, tex__file *f);
 void tex__handle_touch(tex_system *ts, tex__file *f); /* under f->lock, at each tile read */
 void tex__handle_close(tex_system *ts, tex__file *f); /* under f->lock: close and uncount */
+
+/* cache_failure.c */
+/* Says that `name` failed and why: tex_config.report, or stderr. */
 void tex__report(tex_system *ts, const char *name, const char *reason);
+/* A READY file turned out unreadable (a tile failed): BROKEN from now on,
+ * reported once, counted. Lookups already running on it finish safely. */
+void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r, const char *err);
 
 /* lookup_sample.c */
-/* Filters a lookup into rgba; false when a tile could not be read (its
- * texels are the fill). */
 /* The sampler's decoding tables, once per process: before the first
  * tex__sample() (tex_system_create() calls it). */
 void tex__sample_init(void);
 /* Fills f->constant_rgba from f->constant_texel (the tables set up by
  * tex_system_create()). */
 void tex__constant_decode(tex__file *f);
+/* Filters a lookup into rgba; false when a tile could not be read (its
+ * texels are the fill). */
 bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
                  const tex_derivs *d, const tex_opts *o, float rgba[4]);
 
