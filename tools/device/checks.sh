@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# checks.sh: the many-core checks of issues 30 and 33 in one command, for a
+# machine lent for minutes (../shared/device/README.md). Run it there through
+# the bundle's run.sh, which puts the programs on PATH and the scenes in $S:
+#
+#   OUT=/out bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --budget 420 .
+#
+# Each step writes NN-name.txt in the output folder (the last argument) and
+# adds its figures to summary.txt there, so that a run cut short still says
+# what it measured. The quick checks come first; the long study comes last
+# and is asked to stop (SIGINT: it writes what it measured, marked
+# incomplete) when --budget seconds have passed since the start.
+#
+#   01 the hot intern at 1 and N threads, 5M operations a thread (issue 33, 2)
+#   02 the intern floor (issue 33, 2)
+#   03 every lock on every --scale workload at 1..N threads (issue 33, 3)
+#   04 the study's render_secs against standalone renders (issue 30, 1)
+#   05 --open-textures lazy against upfront at N threads (issue 30, 4)
+#   06 the default study of many-textures, mutex/rwspin/default (issue 30, 2, 3, 5)
+#
+# N is the machine's processor count. --quick shrinks every step to a smoke
+# run (tests/tools/device_checks_test.sh runs it so, with the build's programs).
+set -uo pipefail
+
+usage() {
+    echo "usage: checks.sh [--quick] [--budget SECS] OUT_DIR   (\$S: the scenes; programs on PATH)" >&2
+    exit 2
+}
+quick=0 budget=480
+while [ $# -gt 1 ]; do
+    case $1 in
+    --quick) quick=1; shift ;;
+    --budget) budget=$2; shift 2 ;;
+    *) usage ;;
+    esac
+done
+[ $# -eq 1 ] || usage
+out=$1
+mkdir -p "$out" || exit 1
+: "${S:?checks.sh: \$S must name the scenes folder (run.sh sets it)}"
+scene=$S/many-textures/many-textures.gltf
+[ -f "$scene" ] || { echo "checks.sh: no $scene" >&2; exit 1; }
+for p in ustring-bench study render; do
+    command -v "$p" >/dev/null || { echo "checks.sh: $p is not on PATH" >&2; exit 1; }
+done
+start=$SECONDS
+n=$(nproc)
+img=$(mktemp -d) || exit 1 # the renders' images: not worth carrying back
+trap 'rm -rf "$img"' EXIT
+summary=$out/summary.txt
+say() { echo "$*" | tee -a "$summary"; }
+
+if [ $quick = 1 ]; then
+    hot_ops=20000 scale_ops=5000 repeat=1 size=(-r 64 48) scale_threads=1,$n
+    study_threads=1,$n study_extra=(--quick)
+else
+    hot_ops=5000000 scale_ops=200000 repeat=3 size=(-r 960 720) scale_threads=1,2,4,8,$n
+    study_threads=1,2,4,8,$n,$((2 * n)) study_extra=()
+fi
+
+: >"$summary"
+say "checks.sh: $n processors, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ), budget ${budget}s$([ $quick = 1 ] && echo ', quick')"
+
+# The Mops of `lock` at `threads` in an ustring-bench output.
+mops() {
+    awk -v l="lock=$2" -v t="threads=$3" '$1 == "ustring-bench" && $2 == l && $3 == t {
+        sub("mops=", "", $6); print $6; exit }' "$1"
+}
+
+# 01: the hot micro-benchmark, the default lock.
+f=$out/01-ustring-hot.txt
+ustring-bench --threads 1,$n --ops $hot_ops --repeat $repeat >"$f" 2>&1
+one=$(mops "$f" lockfree 1) all=$(mops "$f" lockfree $n)
+say "01 hot intern: ${one:-?} Mops at 1 thread, ${all:-?} at $n:" \
+    "$(awk -v a="$all" -v b="$one" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "?" }')" \
+    "(issue 33: >= 15x at 16)"
+
+# 02: the floor for a hot intern.
+f=$out/02-ustring-floor.txt
+ustring-bench --floor --repeat $((repeat + 2)) >"$f" 2>&1
+say "02 intern floor: $(grep -o 'ratio=[^ ]* spread=[^ ]* speedup2=[^ ]*' "$f" | head -1)" \
+    "(issue 33: ratio <= 1.25, speedup2 >= 1.9)"
+
+# 03: every lock on every workload; where the default (lockfree) is not the fastest.
+f=$out/03-ustring-scale.txt
+ustring-bench --scale --lock all --threads $scale_threads --ops $scale_ops --repeat $repeat \
+    >"$f" 2>&1
+slower=$(awk '/^# workload=/ { w = $0; sub(/^# workload=/, "", w); sub(/ new-fraction.*/, "", w) }
+    $1 == "ustring-bench" { split($2, l, "="); split($3, t, "="); m = $6; sub("mops=", "", m)
+        key = w " at " t[2]; if (l[2] == "lockfree") ours[key] = m + 0
+        else if (m + 0 > best[key]) { best[key] = m + 0; who[key] = l[2] } }
+    END { for (k in ours) if (ours[k] < best[k])
+              printf "%s: %.2f < %s %.2f; ", k, ours[k], who[k], best[k] }' "$f")
+say "03 locks: ${slower:-the default is the fastest on every workload at every thread count}" \
+    "(issue 33: never slower)"
+
+# The render seconds in a `render --stats` output, and the share on a CPU.
+render_secs() { sed -n 's/.*time: .* render \([0-9.]*\) s$/\1/p' "$1"; }
+on_cpu() { sed -n 's/.*on a CPU \([0-9]*\)% of it.*/\1/p' "$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+
+# 04: the study's time against standalone renders of the same options.
+f=$out/04-agree.txt
+study "$scene" --threads 1,$n --locks default --modes full --repeat $repeat --integrator eyelight \
+    "${size[@]}" --min-render-ms 0 --out "$out/04-agree" >"$f" 2>&1
+for t in 1 $n; do
+    runs=
+    for r in $(seq $repeat); do
+        render -t $t --integrator eyelight "${size[@]}" --stats -o "$img/04.png" "$scene" \
+            >"$out/04-t$t-$r.txt" 2>&1
+        runs="$runs $(render_secs "$out/04-t$t-$r.txt")"
+    done
+    in_study=$(awk -F, -v t=$t 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["threads"] == t { print $c["render_secs"] }' "$out/04-agree.csv" 2>/dev/null | median)
+    say "04 -t $t: study ${in_study} s, standalone $(tr ' ' '\n' <<<"$runs" | grep . | median) s" \
+        "(runs:$runs) (issue 30: agree within the spread, or 5%)"
+done
+
+# 05: lazy opening against upfront at N threads, alternating.
+for r in $(seq $repeat); do
+    for o in upfront lazy; do
+        render -t $n --integrator eyelight "${size[@]}" --open-textures $o --stats \
+            -o "$img/05.png" "$scene" >"$out/05-$o-$r.txt" 2>&1
+    done
+done
+for o in upfront lazy; do
+    secs=$(for r in $(seq $repeat); do render_secs "$out/05-$o-$r.txt"; done | median)
+    cpu=$(for r in $(seq $repeat); do echo "$(on_cpu "$out/05-$o-$r.txt")%"; done | paste -sd' ')
+    say "05 -t $n --open-textures $o: ${secs} s, on a CPU $cpu (issue 30: lazy within 10%, >= 90%)"
+done
+
+# 06: the default study, last, within what is left of the budget.
+left=$((budget - (SECONDS - start)))
+[ $left -gt 30 ] || left=30
+f=$out/06-study.txt
+timeout -s INT -k 30 $left study "$scene" --threads $study_threads --locks mutex,rwspin,default \
+    --integrator eyelight "${study_extra[@]}" --out "$out/06-study" >"$f" 2>&1
+status=$?
+say "06 study: exit $status$([ $status = 130 ] && echo ' (stopped at the budget: incomplete)')," \
+    "$(grep -c 'under 10 ms' "$f") rows under 10 ms (issue 30: none)," \
+    "$(grep -c 'the threads waited' "$f") rows flagged for waiting"
+grep -m1 -i 'scaled to\|pixels' "$f" | sed 's/^/06   /' | tee -a "$summary"
+awk -v t="-t$n" '/^full, lock lockfree/ { on = 1; next } /^$/ { on = 0 }
+    on && $1 == t { print "06   full, lockfree, " $0 }' "$f" | tee -a "$summary"
+say "checks.sh: done in $((SECONDS - start)) s"
