@@ -30,6 +30,7 @@ grep -qE '^02 intern floor: ratio=[0-9.]+ ' "$sum" || fail "02: $(grep '^02' "$s
     fail "05: $(grep '^05' "$sum")"
 grep -qE '^06 study: exit 0, [0-9]+ rows under 10 ms' "$sum" || fail "06: $(grep '^06' "$sum")"
 grep -qE '^06   full, lockfree, +-t[0-9]+ ' "$sum" || fail "06: no full lockfree row"
+grep -qE "^06   (work|options): [0-9]+x[0-9]+ " "$sum" || fail "06: no work size"
 # The study's files, and nothing heavy: no rendered image comes back.
 [ -s "$tmp/out/06-study.json" ] && [ -s "$tmp/out/04-agree.csv" ] || fail "no study files"
 [ -z "$(find "$tmp/out" -name '04-t*.png' -o -name '05-*.png')" ] || fail "render images left in the output"

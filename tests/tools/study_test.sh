@@ -213,6 +213,18 @@ same_work)
         done
     done
     ;;
+render_on_path)
+    # A study with no ../renderer/render beside it (installed alone, or run
+    # through a loader as on a lent machine) runs the render on PATH.
+    mkdir alone bin && cp "$study" alone/study && ln -s "$4" bin/render
+    PATH=$tmp/bin:$PATH alone/study --quick --threads 1 --modes full --out p s.obj >p.out 2>&1 ||
+        fail "study alone: exit $?: $(tail -2 p.out)"
+    rows_honest p.csv "1:lockfree" || fail "p.csv: $(cat p.csv)"
+    # And none on PATH either: one line that names the program it tried.
+    PATH=/nonexistent alone/study --quick --threads 1 --modes full --out n s.obj >n.out 2>&1 &&
+        fail "study with no render: exit 0"
+    grep -q "render: cannot start it" n.out || fail "no render: $(cat n.out)"
+    ;;
 work_size)
     # Without -r or --spp the image grows until the fastest configuration
     # (early-out, at the most threads the machine runs) takes >= 100 ms, or

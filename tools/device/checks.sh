@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # checks.sh: the many-core checks of issues 30 and 33 in one command, for a
-# machine lent for minutes (../shared/device/README.md). Run it there through
-# the bundle's run.sh, which puts the programs on PATH and the scenes in $S:
+# machine lent for minutes (../shared/device/README.md). Bundle the programs
+# (tools/device/stage.sh, then bundle.sh) and run it there through the
+# bundle's run.sh, which puts the programs on PATH and the scenes in $S:
 #
-#   OUT=/out bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --budget 420 .
+#   bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --budget 420 "$OUT"
 #
 # Each step writes NN-name.txt in the output folder (the last argument) and
 # adds its figures to summary.txt there, so that a run cut short still says
@@ -54,8 +55,9 @@ if [ $quick = 1 ]; then
     hot_ops=20000 scale_ops=5000 repeat=1 size=(-r 64 48) scale_threads=1,$n
     study_threads=1,$n study_extra=(--quick)
 else
-    hot_ops=5000000 scale_ops=200000 repeat=3 size=(-r 960 720) scale_threads=1,2,4,8,$n
-    study_threads=1,2,4,8,$n,$((2 * n)) study_extra=()
+    hot_ops=5000000 scale_ops=200000 repeat=3 size=(-r 960 720)
+    scale_threads=$(printf '%s\n' 1 2 4 8 $n | sort -nu | paste -sd,)
+    study_threads=$(printf '%s\n' 1 2 4 8 $n $((2 * n)) | sort -nu | paste -sd,) study_extra=()
 fi
 
 : >"$summary"
@@ -102,7 +104,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 
 # 04: the study's time against standalone renders of the same options.
 f=$out/04-agree.txt
-study "$scene" --threads 1,$n --locks default --modes full --repeat $repeat --integrator eyelight \
+study "$scene" --render "$(command -v render)" --threads 1,$n --locks default --modes full --repeat $repeat --integrator eyelight \
     "${size[@]}" --min-render-ms 0 --out "$out/04-agree" >"$f" 2>&1
 for t in 1 $n; do
     runs=
@@ -134,13 +136,14 @@ done
 left=$((budget - (SECONDS - start)))
 [ $left -gt 30 ] || left=30
 f=$out/06-study.txt
-timeout -s INT -k 30 $left study "$scene" --threads $study_threads --locks mutex,rwspin,default \
+timeout -s INT -k 30 $left study "$scene" --render "$(command -v render)" --threads $study_threads --locks mutex,rwspin,default \
     --integrator eyelight "${study_extra[@]}" --out "$out/06-study" >"$f" 2>&1
 status=$?
 say "06 study: exit $status$([ $status = 130 ] && echo ' (stopped at the budget: incomplete)')," \
     "$(grep -c 'under 10 ms' "$f") rows under 10 ms (issue 30: none)," \
     "$(grep -c 'the threads waited' "$f") rows flagged for waiting"
-grep -m1 -i 'scaled to\|pixels' "$f" | sed 's/^/06   /' | tee -a "$summary"
+# The size the study chose ("work: ... scaled to ..."), or the one it was given.
+say "06   $(grep -m1 '^work:' "$f" || grep -m1 '^options:' "$f" | cut -d, -f1)"
 awk -v t="-t$n" '/^full, lock lockfree/ { on = 1; next } /^$/ { on = 0 }
     on && $1 == t { print "06   full, lockfree, " $0 }' "$f" | tee -a "$summary"
 say "checks.sh: done in $((SECONDS - start)) s"

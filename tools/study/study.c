@@ -56,10 +56,10 @@ usage(FILE *f)
           "  --modes LIST     full, bypass, early-out (default all three)\n"
           "  --locks LIST     mutex, spin, rwspin, sharded, lockfree, default (default: default)\n"
           "  --repeat K       renders per configuration, median reported (default 3)\n"
-          "  --mpi-ranks LIST MPI ranks: 1 renders in this process, K > 1 runs\n"
+          "  --mpi-ranks LIST MPI ranks: 1 runs `render`, K > 1 runs\n"
           "                   `mpirun -np K render` (default 1)\n"
-          "  --render PATH    the render program for K > 1 (default: ../renderer/render\n"
-          "                   beside this program)\n"
+          "  --render PATH    the render program (default: ../renderer/render beside\n"
+          "                   this program, else render on PATH)\n"
           "  --mpirun PATH    the MPI launcher (default mpirun)\n"
           "  --min-render-ms MS  unless -r or --spp is given, grow the image until the\n"
           "                   fastest render takes MS (default 100; 0: never)\n"
@@ -289,7 +289,9 @@ on_interrupt(int sig)
 }
 
 /* The render program: --render, else ../renderer/render beside this
- * program (the build tree's layout). */
+ * program (the build tree's layout), else `render` on PATH (programs
+ * installed side by side, or run through a loader, as on a lent machine:
+ * /proc/self/exe is then the loader). */
 static const char *
 render_path(const plan *p, char buf[4096])
 {
@@ -301,7 +303,7 @@ render_path(const plan *p, char buf[4096])
     buf[n] = '\0';
     char *slash = strrchr(buf, '/');
     snprintf(slash ? slash : buf, 32, "/../renderer/render");
-    return buf;
+    return access(buf, X_OK) == 0 ? buf : "render";
 }
 
 /* Renders once as its own process (study_run.h): `render`, or under
