@@ -29,9 +29,19 @@ grep -qE '^02 intern floor: ratio=[0-9.]+ ' "$sum" || fail "02: $(grep '^02' "$s
 [ "$(grep -cE '^05 -t [0-9]+ --open-textures (upfront|lazy): [0-9.]+ s, on a CPU [0-9]+%' "$sum")" = 2 ] ||
     fail "05: $(grep '^05' "$sum")"
 grep -qE '^06 study: exit 0, [0-9]+ rows under 10 ms' "$sum" || fail "06: $(grep '^06' "$sum")"
-grep -qE '^06   full, lockfree, +-t[0-9]+ ' "$sum" || fail "06: no full lockfree row"
+grep -qE '^06   full, lock [a-z]+, +-t[0-9]+ ' "$sum" || fail "06: no full row of the default lock"
+grep -qE '^03 locks: [a-z0-9]' "$sum" || fail "03: $(grep '^03' "$sum")"
 grep -qE "^06   (work|options): [0-9]+x[0-9]+ " "$sum" || fail "06: no work size"
 # The study's files, and nothing heavy: no rendered image comes back.
 [ -s "$tmp/out/06-study.json" ] && [ -s "$tmp/out/04-agree.csv" ] || fail "no study files"
 [ -z "$(find "$tmp/out" -name '04-t*.png' -o -name '05-*.png')" ] || fail "render images left in the output"
-echo "device_checks: $(wc -l <"$sum") summary lines"
+
+# The deadline: the study is stopped as Ctrl-C would stop it, and what it
+# measured is written, marked incomplete.
+PATH=$tmp/bin:$PATH S=$scenes bash "$checks" --quick --steps 06 --budget 1 "$tmp/late" \
+    >"$tmp/late.log" 2>&1 || fail "deadline run: exit $?: $(tail -3 "$tmp/late.log")"
+grep -q '^06 study: exit 130 (stopped at the budget: incomplete)' "$tmp/late/summary.txt" ||
+    fail "deadline: $(cat "$tmp/late/summary.txt")"
+[ "$(jq .complete "$tmp/late/06-study.json")" = false ] || fail "deadline: the study's JSON"
+! grep -q '^0[1-5] ' "$tmp/late/summary.txt" || fail "--steps 06 ran other steps"
+echo "device_checks: $(wc -l <"$sum") summary lines; the deadline stops the study"

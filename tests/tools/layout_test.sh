@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Calls inside a folder point one way (docs/design.md, "Layout"): no two
-# source files of one folder call each other. Read from the build's object
-# files: a file's defined functions (nm: T) against what it calls (U). A
+# source files of one folder call each other, nor three in a ring. Read
+# from the build's object files: a file's defined functions (nm: T)
+# against what it calls (U); tsort(1) finds the loops. A
 # file compiled into two targets (a copy library, a generator) counts once;
 # an object whose source is gone (renamed since the build folder was made)
 # is left out.
@@ -31,8 +32,8 @@ for folder in "${folders[@]}"; do
         [ -f "$src_dir/$folder/$src" ] || continue
         # An object nm cannot read (an LTO format without its plugin) is
         # no evidence either way: the check is skipped, not passed.
-        syms=$(nm "$o" 2>/dev/null) || {
-            echo "layout: nm cannot read $o; skipped" >&2
+        syms=$(nm "$o" 2>/dev/null) && [ -n "$syms" ] || {
+            echo "layout: nm reads nothing of $o; skipped" >&2
             exit 77
         }
         awk -v f="$src" '$2 == "T" { print $3, f }' <<<"$syms" >>"$out.def"
@@ -43,11 +44,10 @@ for folder in "${folders[@]}"; do
     sort -u "$out.def" >"$out.def.s"
     sort -u "$out.use" >"$out.use.s"
     join "$out.use.s" "$out.def.s" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$out.pairs"
-    # A pair whose reverse is there too.
-    mutual=$(awk '{ seen[$1 " " $2] = 1 } END { for (p in seen) { split(p, a, " ");
-                if ((a[2] " " a[1]) in seen && a[1] < a[2]) print a[1] " <-> " a[2] } }' \
-        "$out.pairs")
-    [ -z "$mutual" ] || fail "$folder: files that call each other: $mutual"
+    # A loop of calls: tsort names its files on stderr.
+    loop=$(tsort "$out.pairs" 2>&1 >/dev/null | { grep -v 'input contains a loop' || true; } |
+        tr -d '\n' | sed 's/tsort: / /g')
+    [ -z "$loop" ] || fail "$folder: files that call each other, in a loop:$loop"
 done
 [ "$nobj" -ge 50 ] || fail "read $nobj object files under $build: is it a build folder?"
-echo "layout: $nobj object files, no two files of a folder call each other"
+echo "layout: $nobj object files, no loop of calls between the files of a folder"

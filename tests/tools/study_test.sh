@@ -179,9 +179,10 @@ mpi)
         grep -qF -- "$want" <<<"$out" || fail "no '$want' in the output: $out"
     done
     [ "$(wc -l <m.csv)" = 9 ] || fail "m.csv has $(wc -l <m.csv) lines, want 9"
+    # The texture system's own count, summed over the ranks, is the job's too.
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         { key = $col["mode"] "," $col["threads"]; k = $col["ranks"]
-          look[key "," k] = $col["lookups"]; seen[k]++
+          look[key "," k] = $col["lookups"] " " $col["tex_lookups"]; seen[k]++
           if (k == 2 && !($col["comm_secs"] > 0 && $col["render_secs"] > 0)) bad = bad " row" NR }
         END { if (seen[1] != 4 || seen[2] != 4) bad = bad " ranks:" seen[1] "/" seen[2]
               for (x in look) { split(x, a, ","); if (look[a[1] "," a[2] ",1"] != look[a[1] "," a[2] ",2"]) bad = bad " " x }
@@ -220,6 +221,8 @@ render_on_path)
     PATH=$tmp/bin:$PATH alone/study --quick --threads 1 --modes full --out p s.obj >p.out 2>&1 ||
         fail "study alone: exit $?: $(tail -2 p.out)"
     rows_honest p.csv "1:lockfree" || fail "p.csv: $(cat p.csv)"
+    grep -qx "render: $tmp/bin/render" p.out || fail "the header does not name it: $(head -5 p.out)"
+    [ "$(jq -r .provenance.render p.json)" = "$tmp/bin/render" ] || fail "p.json's provenance"
     # And none on PATH either: one line that names the program it tried.
     PATH=/nonexistent alone/study --quick --threads 1 --modes full --out n s.obj >n.out 2>&1 &&
         fail "study with no render: exit 0"

@@ -8,9 +8,11 @@
 #
 # Each step writes NN-name.txt in the output folder (the last argument) and
 # adds its figures to summary.txt there, so that a run cut short still says
-# what it measured. The quick checks come first; the long study comes last
-# and is asked to stop (SIGINT: it writes what it measured, marked
-# incomplete) when --budget seconds have passed since the start.
+# what it measured; a figure that could not be read shows as "?". The quick
+# checks come first; the long study comes last and is stopped at the
+# deadline (--budget seconds from the start) as Ctrl-C would stop it: asked
+# once to finish its render and write what it measured, marked incomplete,
+# then, 20 s on, to stop that render too.
 #
 #   01 the hot intern at 1 and N threads, 5M operations a thread (issue 33, 2)
 #   02 the intern floor (issue 33, 2)
@@ -19,23 +21,27 @@
 #   05 --open-textures lazy against upfront at N threads (issue 30, 4)
 #   06 the default study of many-textures, mutex/rwspin/default (issue 30, 2, 3, 5)
 #
-# N is the machine's processor count. --quick shrinks every step to a smoke
-# run (tests/tools/device_checks_test.sh runs it so, with the build's programs).
+# N is the machine's processor count. --steps runs some of them (say 06 again
+# with what is left of a lent machine's time). --quick shrinks every step to
+# a smoke run (tests/tools/device_checks_test.sh runs it so).
 set -uo pipefail
 
 usage() {
-    echo "usage: checks.sh [--quick] [--budget SECS] OUT_DIR   (\$S: the scenes; programs on PATH)" >&2
+    echo "usage: checks.sh [--quick] [--budget SECS] [--steps 01,...] OUT_DIR" \
+        "(\$S: the scenes; programs on PATH)" >&2
     exit 2
 }
-quick=0 budget=480
+quick=0 budget=480 steps=01,02,03,04,05,06
 while [ $# -gt 1 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --budget) budget=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
     *) usage ;;
     esac
 done
 [ $# -eq 1 ] || usage
+[[ $budget =~ ^[0-9]+$ ]] || { echo "checks.sh: --budget '$budget' is not a number of seconds" >&2; exit 2; }
 out=$1
 mkdir -p "$out" || exit 1
 : "${S:?checks.sh: \$S must name the scenes folder (run.sh sets it)}"
@@ -46,104 +52,154 @@ for p in ustring-bench study render; do
 done
 start=$SECONDS
 n=$(nproc)
-img=$(mktemp -d) || exit 1 # the renders' images: not worth carrying back
+render=$(command -v render) # the one every step times, the studies' included
+img=$(mktemp -d) || exit 1  # the renders' images: not worth carrying back
 trap 'rm -rf "$img"' EXIT
 summary=$out/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
+# Thread counts as a list without repeats (a 1-CPU machine's "1,N" is "1").
+counts() { printf '%s\n' "$@" | sort -nu | paste -sd,; }
 
 if [ $quick = 1 ]; then
-    hot_ops=20000 scale_ops=5000 repeat=1 size=(-r 64 48) scale_threads=1,$n
-    study_threads=1,$n study_extra=(--quick)
+    hot_ops=20000 scale_ops=5000 repeat=1 size=(-r 64 48) scale_threads=$(counts 1 $n)
+    study_threads=$(counts 1 $n) study_extra=(--quick)
 else
     hot_ops=5000000 scale_ops=200000 repeat=3 size=(-r 960 720)
-    scale_threads=$(printf '%s\n' 1 2 4 8 $n | sort -nu | paste -sd,)
-    study_threads=$(printf '%s\n' 1 2 4 8 $n $((2 * n)) | sort -nu | paste -sd,) study_extra=()
+    scale_threads=$(counts 1 2 4 8 $n) study_threads=$(counts 1 2 4 8 $n $((2 * n)))
+    study_extra=()
 fi
+# The default lock's name, as the programs print it.
+lock=$(ustring-bench --threads 1 --ops 1 --repeat 1 2>/dev/null |
+    sed -n 's/^ustring-bench lock=\([a-z]*\) .*/\1/p' | head -1)
+lock=${lock:-?}
 
 : >"$summary"
 say "checks.sh: $n processors, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
-    "$(date -u +%Y-%m-%dT%H:%M:%SZ), budget ${budget}s$([ $quick = 1 ] && echo ', quick')"
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ), budget ${budget}s$([ $quick = 1 ] && echo ', quick')," \
+    "default lock $lock, render $render"
 
-# The Mops of `lock` at `threads` in an ustring-bench output.
+# The Mops of `lock` at `threads` in an ustring-bench output; "?" if none.
 mops() {
     awk -v l="lock=$2" -v t="threads=$3" '$1 == "ustring-bench" && $2 == l && $3 == t {
-        sub("mops=", "", $6); print $6; exit }' "$1"
+        sub("mops=", "", $6); m = $6; exit } END { print m == "" ? "?" : m }' "$1"
+}
+# The render seconds in a `render --stats` output, and the share on a CPU; "?" if none.
+render_secs() { sed -n 's/.*time: .* render \([0-9.]*\) s$/\1/p' "$1" | grep . || echo '?'; }
+on_cpu() { sed -n 's/.*on a CPU \([0-9]*\)% of it.*/\1%/p' "$1" | grep . || echo '?'; }
+# The median of numbers, one a line ("?" lines left out); "?" if none.
+median() {
+    grep -v '?' | sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "?" }'
 }
 
 # 01: the hot micro-benchmark, the default lock.
-f=$out/01-ustring-hot.txt
-ustring-bench --threads 1,$n --ops $hot_ops --repeat $repeat >"$f" 2>&1
-one=$(mops "$f" lockfree 1) all=$(mops "$f" lockfree $n)
-say "01 hot intern: ${one:-?} Mops at 1 thread, ${all:-?} at $n:" \
-    "$(awk -v a="$all" -v b="$one" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "?" }')" \
-    "(issue 33: >= 15x at 16)"
+step_01() {
+    local f=$out/01-ustring-hot.txt one all
+    ustring-bench --threads "$(counts 1 $n)" --ops $hot_ops --repeat $repeat >"$f" 2>&1
+    one=$(mops "$f" "$lock" 1) all=$(mops "$f" "$lock" $n)
+    say "01 hot intern: $one Mops at 1 thread, $all at $n:" \
+        "$(awk -v a="$all" -v b="$one" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "?" }')" \
+        "(issue 33: >= 15x at 16)"
+}
 
 # 02: the floor for a hot intern.
-f=$out/02-ustring-floor.txt
-ustring-bench --floor --repeat $((repeat + 2)) >"$f" 2>&1
-say "02 intern floor: $(grep -o 'ratio=[^ ]* spread=[^ ]* speedup2=[^ ]*' "$f" | head -1)" \
-    "(issue 33: ratio <= 1.25, speedup2 >= 1.9)"
+step_02() {
+    local f=$out/02-ustring-floor.txt figures
+    ustring-bench --floor --repeat $((repeat + 2)) >"$f" 2>&1
+    figures=$(grep -o 'ratio=[^ ]* spread=[^ ]* speedup2=[^ ]*' "$f" | head -1)
+    say "02 intern floor: ${figures:-?} (issue 33: ratio <= 1.25, speedup2 >= 1.9)"
+}
 
-# 03: every lock on every workload; where the default (lockfree) is not the fastest.
-f=$out/03-ustring-scale.txt
-ustring-bench --scale --lock all --threads $scale_threads --ops $scale_ops --repeat $repeat \
-    >"$f" 2>&1
-slower=$(awk '/^# workload=/ { w = $0; sub(/^# workload=/, "", w); sub(/ new-fraction.*/, "", w) }
-    $1 == "ustring-bench" { split($2, l, "="); split($3, t, "="); m = $6; sub("mops=", "", m)
-        key = w " at " t[2]; if (l[2] == "lockfree") ours[key] = m + 0
-        else if (m + 0 > best[key]) { best[key] = m + 0; who[key] = l[2] } }
-    END { for (k in ours) if (ours[k] < best[k])
-              printf "%s: %.2f < %s %.2f; ", k, ours[k], who[k], best[k] }' "$f")
-say "03 locks: ${slower:-the default is the fastest on every workload at every thread count}" \
-    "(issue 33: never slower)"
-
-# The render seconds in a `render --stats` output, and the share on a CPU.
-render_secs() { sed -n 's/.*time: .* render \([0-9.]*\) s$/\1/p' "$1"; }
-on_cpu() { sed -n 's/.*on a CPU \([0-9]*\)% of it.*/\1/p' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+# 03: every lock on every workload; where the default is not the fastest.
+step_03() {
+    local f=$out/03-ustring-scale.txt verdict
+    ustring-bench --scale --lock all --threads "$scale_threads" --ops $scale_ops --repeat $repeat \
+        >"$f" 2>&1
+    verdict=$(awk -v ours="$lock" '
+        /^# workload=/ { w = $0; sub(/^# workload=/, "", w); sub(/ new-fraction.*/, "", w) }
+        $1 == "ustring-bench" { split($2, l, "="); split($3, t, "="); m = $6; sub("mops=", "", m)
+            key = w " at " t[2]; rows++
+            if (l[2] == ours) mine[key] = m + 0
+            else if (m + 0 > best[key]) { best[key] = m + 0; who[key] = l[2] } }
+        END { for (k in best) if (!(k in mine)) { print "?"; exit }
+              if (!rows) { print "?"; exit }
+              for (k in mine) if (mine[k] < best[k])
+                  s = s sprintf("%s: %.2f < %s %.2f; ", k, mine[k], who[k], best[k])
+              print s == "" ? "the default is the fastest on every workload at every thread count" : s }' "$f")
+    say "03 locks: $verdict (issue 33: never slower)"
+}
 
 # 04: the study's time against standalone renders of the same options.
-f=$out/04-agree.txt
-study "$scene" --render "$(command -v render)" --threads 1,$n --locks default --modes full --repeat $repeat --integrator eyelight \
-    "${size[@]}" --min-render-ms 0 --out "$out/04-agree" >"$f" 2>&1
-for t in 1 $n; do
-    runs=
-    for r in $(seq $repeat); do
-        render -t $t --integrator eyelight "${size[@]}" --stats -o "$img/04.png" "$scene" \
-            >"$out/04-t$t-$r.txt" 2>&1
-        runs="$runs $(render_secs "$out/04-t$t-$r.txt")"
+step_04() {
+    local f=$out/04-agree.txt t r runs in_study
+    study "$scene" --render "$render" --threads "$(counts 1 $n)" --locks default --modes full \
+        --repeat $repeat --integrator eyelight "${size[@]}" --out "$out/04-agree" >"$f" 2>&1
+    for t in $(counts 1 $n | tr , ' '); do
+        runs=
+        for r in $(seq $repeat); do
+            "$render" -t $t --integrator eyelight "${size[@]}" --stats -o "$img/04.png" "$scene" \
+                >"$out/04-t$t-$r.txt" 2>&1
+            runs="$runs $(render_secs "$out/04-t$t-$r.txt")"
+        done
+        in_study=$(awk -F, -v t=$t 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+            $c["threads"] == t { print $c["render_secs"] }' "$out/04-agree.csv" 2>/dev/null | median)
+        say "04 -t $t: study $in_study s, standalone $(tr ' ' '\n' <<<"$runs" | grep . | median) s" \
+            "(runs:$runs) (issue 30: agree within the spread, or 5%)"
     done
-    in_study=$(awk -F, -v t=$t 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $c["threads"] == t { print $c["render_secs"] }' "$out/04-agree.csv" 2>/dev/null | median)
-    say "04 -t $t: study ${in_study} s, standalone $(tr ' ' '\n' <<<"$runs" | grep . | median) s" \
-        "(runs:$runs) (issue 30: agree within the spread, or 5%)"
-done
+}
 
 # 05: lazy opening against upfront at N threads, alternating.
-for r in $(seq $repeat); do
-    for o in upfront lazy; do
-        render -t $n --integrator eyelight "${size[@]}" --open-textures $o --stats \
-            -o "$img/05.png" "$scene" >"$out/05-$o-$r.txt" 2>&1
+step_05() {
+    local r o secs cpu
+    for r in $(seq $repeat); do
+        for o in upfront lazy; do
+            "$render" -t $n --integrator eyelight "${size[@]}" --open-textures $o --stats \
+                -o "$img/05.png" "$scene" >"$out/05-$o-$r.txt" 2>&1
+        done
     done
-done
-for o in upfront lazy; do
-    secs=$(for r in $(seq $repeat); do render_secs "$out/05-$o-$r.txt"; done | median)
-    cpu=$(for r in $(seq $repeat); do echo "$(on_cpu "$out/05-$o-$r.txt")%"; done | paste -sd' ')
-    say "05 -t $n --open-textures $o: ${secs} s, on a CPU $cpu (issue 30: lazy within 10%, >= 90%)"
-done
+    for o in upfront lazy; do
+        secs=$(for r in $(seq $repeat); do render_secs "$out/05-$o-$r.txt"; done | median)
+        cpu=$(for r in $(seq $repeat); do on_cpu "$out/05-$o-$r.txt"; done | paste -sd' ')
+        say "05 -t $n --open-textures $o: $secs s, on a CPU $cpu (issue 30: lazy within 10%, >= 90%)"
+    done
+}
 
-# 06: the default study, last, within what is left of the budget.
-left=$((budget - (SECONDS - start)))
-[ $left -gt 30 ] || left=30
-f=$out/06-study.txt
-timeout -s INT -k 30 $left study "$scene" --render "$(command -v render)" --threads $study_threads --locks mutex,rwspin,default \
-    --integrator eyelight "${study_extra[@]}" --out "$out/06-study" >"$f" 2>&1
-status=$?
-say "06 study: exit $status$([ $status = 130 ] && echo ' (stopped at the budget: incomplete)')," \
-    "$(grep -c 'under 10 ms' "$f") rows under 10 ms (issue 30: none)," \
-    "$(grep -c 'the threads waited' "$f") rows flagged for waiting"
-# The size the study chose ("work: ... scaled to ..."), or the one it was given.
-say "06   $(grep -m1 '^work:' "$f" || grep -m1 '^options:' "$f" | cut -d, -f1)"
-awk -v t="-t$n" '/^full, lock lockfree/ { on = 1; next } /^$/ { on = 0 }
-    on && $1 == t { print "06   full, lockfree, " $0 }' "$f" | tee -a "$summary"
+# Whether process $1 is still running after waiting up to $2 seconds.
+still_running() {
+    local end=$((SECONDS + $2))
+    while kill -0 "$1" 2>/dev/null; do
+        [ $SECONDS -lt $end ] || return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# 06: the default study, last, stopped at the deadline as Ctrl-C would.
+step_06() {
+    local f=$out/06-study.txt pid status note=
+    # In the background and in its own right to SIGINT: a shell without job
+    # control starts background jobs with SIGINT ignored, which the study's
+    # own handler (sigaction) replaces.
+    study "$scene" --render "$render" --threads "$study_threads" --locks mutex,rwspin,default \
+        --integrator eyelight "${study_extra[@]}" --out "$out/06-study" >"$f" 2>&1 &
+    pid=$!
+    if still_running $pid $((budget - (SECONDS - start))); then
+        note=' (stopped at the budget: incomplete)'
+        kill -INT $pid                                     # finish this render, write, stop
+        still_running $pid 20 && kill -INT $pid            # stop the render too
+        still_running $pid 10 && kill -KILL $pid && note=' (killed at the budget: no files)'
+    fi
+    wait $pid
+    status=$?
+    say "06 study: exit $status$note, $(grep -c 'under 10 ms' "$f") rows under 10 ms (issue 30: none)," \
+        "$(grep -c 'the threads waited' "$f") rows flagged for waiting"
+    # The size the study chose ("work: ... scaled to ..."), or the one it was given.
+    say "06   $(grep -m1 '^work:' "$f" || { grep -m1 '^options:' "$f" | cut -d, -f1; })"
+    awk -v t="-t$n" -v head="full, lock $lock" 'index($0, head " ") == 1 { on = 1; next }
+        /^$/ { on = 0 } on && $1 == t { print "06   " head ", " $0 }' "$f" | tee -a "$summary"
+}
+
+for s in ${steps//,/ }; do
+    declare -F "step_$s" >/dev/null || { echo "checks.sh: no step '$s' (01 to 06)" >&2; exit 2; }
+    "step_$s"
+done
 say "checks.sh: done in $((SECONDS - start)) s"

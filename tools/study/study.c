@@ -288,10 +288,27 @@ on_interrupt(int sig)
     stop_requested = 1;
 }
 
+/* The first executable `name` in a folder of PATH, written into buf;
+ * `name` itself if there is none (starting it then fails, and says so). */
+static const char *
+on_path(const char *name, char buf[4096])
+{
+    for (const char *d = getenv("PATH"); d && *d;) {
+        size_t n = strcspn(d, ":");
+        if (n > 0 && n + strlen(name) + 2 <= 4096) {
+            snprintf(buf, 4096, "%.*s/%s", (int)n, d, name);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+        d += n + (d[n] == ':');
+    }
+    return name;
+}
+
 /* The render program: --render, else ../renderer/render beside this
  * program (the build tree's layout), else `render` on PATH (programs
  * installed side by side, or run through a loader, as on a lent machine:
- * /proc/self/exe is then the loader). */
+ * /proc/self/exe is then the loader). The study names it in its header. */
 static const char *
 render_path(const plan *p, char buf[4096])
 {
@@ -303,7 +320,7 @@ render_path(const plan *p, char buf[4096])
     buf[n] = '\0';
     char *slash = strrchr(buf, '/');
     snprintf(slash ? slash : buf, 32, "/../renderer/render");
-    return access(buf, X_OK) == 0 ? buf : "render";
+    return access(buf, X_OK) == 0 ? buf : on_path("render", buf);
 }
 
 /* Renders once as its own process (study_run.h): `render`, or under
@@ -499,6 +516,8 @@ main(int argc, char **argv)
     long       hw = sysconf(_SC_NPROCESSORS_ONLN);
     provenance pv;
     provenance_make(&p, &pv);
+    char prog[4096];
+    snprintf(pv.render, sizeof pv.render, "%s", render_path(&p, prog));
     struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: a wait ends */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);

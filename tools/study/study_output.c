@@ -96,8 +96,8 @@ options_json(const rt_options *o, cJSON *j, bool *ok)
 void
 provenance_print(const plan *p, const provenance *v, FILE *f)
 {
-    fprintf(f, "command: %s\nversion: study %s, %s\ncpu: %s\noptions: ", v->command, RT_VERSION,
-            v->date, v->cpu);
+    fprintf(f, "command: %s\nversion: study %s, %s\nrender: %s\ncpu: %s\noptions: ", v->command,
+            RT_VERSION, v->date, v->render, v->cpu);
     options_print(&p->o, f);
     fputc('\n', f);
 }
@@ -149,6 +149,7 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
+/* 15 of a run's own, then the lists': columns_of() checks the sum. */
 #define ONE_(name, what) +1
 #define NCOLUMNS         (15 + RT_WORK_NCOUNTS USTR_STATS_COUNTS(ONE_) TEX_STATS_COUNTS(ONE_))
 
@@ -156,13 +157,13 @@ typedef struct column {
 static void
 columns_of(const run *r, column c[NCOLUMNS])
 {
-    const column all[NCOLUMNS] = {
+    const column all[] = {
         COUNT("round", (uint64_t)r->round),
         TEXT("mode", rt_texture_mode_name(r->mode)),
         TEXT("lock", ustr_lock_name(r->lock)),
         COUNT("threads", r->threads),
         COUNT("workers", r->workers),
-        TEXT("table_lock", ustr_lock_name(r->table_lock)),
+        TEXT("table_lock", ustr_lock_name(r->ustr.lock)),
         SECS("render_secs", r->render_secs),
         SECS("load_secs", r->load_secs),
         SECS("bvh_secs", r->bvh_secs),
@@ -182,6 +183,7 @@ columns_of(const run *r, column c[NCOLUMNS])
         COUNT("ranks", r->ranks),
         SECS("comm_secs", r->comm_secs),
     };
+    _Static_assert(sizeof all / sizeof all[0] == NCOLUMNS, "NCOLUMNS counts every column");
     memcpy(c, all, sizeof all);
 }
 
@@ -341,6 +343,7 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
     rt_json_str(prov, "command", pv->command, &ok);
     rt_json_str(prov, "version", RT_VERSION, &ok);
     rt_json_str(prov, "date", pv->date, &ok);
+    rt_json_str(prov, "render", pv->render, &ok);
     rt_json_str(prov, "cpu_model", pv->cpu, &ok);
     options_json(&p->o, rt_json_obj(prov, "options", &ok), &ok);
     verdict_json(p, v, j, &ok);

@@ -65,6 +65,7 @@ typedef struct provenance {
     char command[2048]; /* the words, ' ' between, a word with a space quoted */
     char date[32];      /* UTC, ISO 8601 */
     char cpu[128];      /* /proc/cpuinfo's "model name"; "unknown" */
+    char render[1024];  /* the render program every run starts (--render, or where it was found) */
 } provenance;
 
 /* ---- study_results.c ---- */

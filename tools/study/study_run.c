@@ -290,10 +290,9 @@ study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN])
     r->tiles = count(root, "tiles_rendered");
     const cJSON *lock =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "ustring"), "lock");
-    r->table_lock = USTR_LOCK_DEFAULT;
-    if (!cJSON_IsString(lock) || ustr_lock_parse(lock->valuestring, &r->table_lock) != USTR_OK)
-        r->table_lock = USTR_LOCK_DEFAULT;
-    r->ustr = (ustr_stats){.lock = r->table_lock};
+    r->ustr = (ustr_stats){.lock = USTR_LOCK_DEFAULT};
+    if (!cJSON_IsString(lock) || ustr_lock_parse(lock->valuestring, &r->ustr.lock) != USTR_OK)
+        r->ustr.lock = USTR_LOCK_DEFAULT;
     r->tex = (tex_stats){0};
     tables_add(root, r);
     threads_read(root, r);
@@ -330,8 +329,8 @@ row_read(const cJSON *o, study_run *r)
             r->mode = (rt_texture_mode)m, mode_ok = true;
     if (!mode_ok || ustr_lock_parse(text(o, "lock"), &r->lock) != USTR_OK)
         return false;
-    if (ustr_lock_parse(text(o, "table_lock"), &r->table_lock) != USTR_OK)
-        r->table_lock = r->lock; /* written before studies reported it */
+    if (ustr_lock_parse(text(o, "table_lock"), &r->ustr.lock) != USTR_OK)
+        r->ustr.lock = r->lock; /* written before studies reported it */
     r->round = (int)num(o, "round");
     r->threads = (unsigned)count(o, "threads"), r->ranks = (unsigned)count(o, "ranks");
     r->ranks = r->ranks ? r->ranks : 1;
@@ -344,7 +343,6 @@ row_read(const cJSON *o, study_run *r)
     r->busy_secs = share > 0 ? r->cpu_secs / share : 0;
     r->comm_secs = num(o, "comm_secs");
     work_read(o, r);
-    r->ustr.lock = r->table_lock;
 #define READ(name, what) r->ustr.name = count(o, "ustr_" #name);
     USTR_STATS_COUNTS(READ)
 #undef READ

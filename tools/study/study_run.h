@@ -43,17 +43,17 @@ typedef struct study_run {
     rt_texture_mode mode;
     ustr_lock       lock; /* asked for */
     unsigned        threads, ranks;
-    unsigned        workers;    /* worker threads that ran (rank 0's under mpirun) */
-    ustr_lock       table_lock; /* the string table's own (rank 0's under mpirun) */
+    unsigned        workers; /* worker threads that ran (rank 0's under mpirun) */
     double          render_secs, load_secs, bvh_secs;
     double          busy_min, busy_max;  /* per thread (under mpirun: a rank's mean thread) */
     double          busy_secs, cpu_secs; /* summed over threads (and ranks): cpu / busy is the
                                           * share of time the workers were on a CPU */
     double comm_secs;                    /* under mpirun: every rank's time in MPI calls */
     RT_WORK_COUNTS(RT_WORK_COUNT_FIELD)  /* the job's: every rank's */
-    ustr_stats ustr;                     /* the string table's; under mpirun: every rank's summed */
-    tex_stats  tex;                      /* the texture system's; likewise */
-    uint64_t   tiles;                    /* tiles rendered */
+    ustr_stats ustr; /* the string table's (ustr.lock: its own strategy, rank 0's under mpirun,
+                      * the CSV's table_lock); under mpirun the counts are every rank's summed */
+    tex_stats tex;   /* the texture system's; likewise */
+    uint64_t  tiles; /* tiles rendered */
 } study_run;
 
 /* Runs the render `l` describes and fills *r from its statistics. On

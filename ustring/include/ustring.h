@@ -146,7 +146,8 @@ uint64_t ustr_hash_seed(void);
     X(contended, "lock acquisitions that had to wait")                                             \
     X(string_bytes, "bytes of string storage taken from arenas")
 
-/* Kept by the table as a whole: */
+/* Of the table as a whole: kept by it, or worked out when read (strings
+ * from the inserts, nothing being removed; threads by counting records): */
 #define USTR_TABLE_COUNTS(X)                                                                       \
     X(strings, "distinct strings held")                                                            \
     X(capacity, "slots in the hash index (all shards)")                                            \
