@@ -17,7 +17,7 @@ PATH=$tmp/bin:$PATH S=$scenes bash "$checks" --quick --budget 120 "$tmp/out" >"$
     fail "exit $?: $(tail -5 "$tmp/log")"
 sum=$tmp/out/summary.txt
 # Every step's line, each with its figures (a "?" is a figure not found).
-for step in 01 02 03 04 05 06; do
+for step in 01 02 03 04 05 06 07; do
     grep -q "^$step " "$sum" || fail "no step $step in the summary: $(cat "$sum")"
 done
 ! grep -q '?' "$sum" || fail "a figure missing: $(grep '?' "$sum")"
@@ -31,6 +31,8 @@ grep -qE '^02 intern floor: ratio=[0-9.]+ ' "$sum" || fail "02: $(grep '^02' "$s
 grep -qE '^06 study: exit 0, [0-9]+ rows under 10 ms' "$sum" || fail "06: $(grep '^06' "$sum")"
 grep -qE '^06   full, lock [a-z]+, +-t[0-9]+ ' "$sum" || fail "06: no full row of the default lock"
 grep -qE '^03 locks: [a-z0-9]' "$sum" || fail "03: $(grep '^03' "$sum")"
+[ "$(grep -cE '^07   full, lock [a-z]+, +-t[0-9]+ ' "$sum")" = 3 ] ||
+    fail "07: not a row for each of mutex, rwspin and the default: $(grep '^07' "$sum")"
 grep -qE "^06   (work|options): [0-9]+x[0-9]+ " "$sum" || fail "06: no work size"
 # The study's files, and nothing heavy: no rendered image comes back.
 [ -s "$tmp/out/06-study.json" ] && [ -s "$tmp/out/04-agree.csv" ] || fail "no study files"
@@ -43,5 +45,5 @@ PATH=$tmp/bin:$PATH S=$scenes bash "$checks" --quick --steps 06 --budget 1 "$tmp
 grep -q '^06 study: exit 130 (stopped at the budget: incomplete)' "$tmp/late/summary.txt" ||
     fail "deadline: $(cat "$tmp/late/summary.txt")"
 [ "$(jq .complete "$tmp/late/06-study.json")" = false ] || fail "deadline: the study's JSON"
-! grep -q '^0[1-5] ' "$tmp/late/summary.txt" || fail "--steps 06 ran other steps"
+! grep -q '^0[1-57] ' "$tmp/late/summary.txt" || fail "--steps 06 ran other steps"
 echo "device_checks: $(wc -l <"$sum") summary lines; the deadline stops the study"

@@ -4,7 +4,8 @@
 # (tools/device/stage.sh, then bundle.sh) and run it there through the
 # bundle's run.sh, which puts the programs on PATH and the scenes in $S:
 #
-#   bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --budget 420 "$OUT"
+#   bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --steps 01,02,03,04,05,06 \
+#       --budget 540 "$OUT"                        # then --steps 07, likewise
 #
 # Each step writes NN-name.txt in the output folder (the last argument) and
 # adds its figures to summary.txt there, so that a run cut short still says
@@ -19,11 +20,15 @@
 #   03 every lock on every --scale workload at 1..N threads (issue 33, 3)
 #   04 the study's render_secs against standalone renders (issue 30, 1)
 #   05 --open-textures lazy against upfront at N threads (issue 30, 4)
-#   06 the default study of many-textures, mutex/rwspin/default (issue 30, 2, 3, 5)
+#   06 the default lock's study of many-textures, every mode (issue 30, 2, 3, 5)
+#   07 the seed's shape: mutex, rwspin and the default, full render (issue 30, 5)
 #
-# N is the machine's processor count. --steps runs some of them (say 06 again
-# with what is left of a lent machine's time). --quick shrinks every step to
-# a smoke run (tests/tools/device_checks_test.sh runs it so).
+# N is the machine's processor count. --steps runs some of them. The default
+# study's work grows until its fastest row takes 100 ms, so on 16 cores a
+# 1-thread row takes tens of seconds: give 06 and 07 a command each
+# (--steps 01,02,03,04,05,06, then --steps 07) where a command is limited to
+# ten minutes. --quick shrinks every step to a smoke run
+# (tests/tools/device_checks_test.sh runs it so).
 set -uo pipefail
 
 usage() {
@@ -31,7 +36,7 @@ usage() {
         "(\$S: the scenes; programs on PATH)" >&2
     exit 2
 }
-quick=0 budget=480 steps=01,02,03,04,05,06
+quick=0 budget=480 steps=01,02,03,04,05,06,07
 while [ $# -gt 1 ]; do
     case $1 in
     --quick) quick=1; shift ;;
@@ -173,33 +178,58 @@ still_running() {
     return 1
 }
 
-# 06: the default study, last, stopped at the deadline as Ctrl-C would.
-step_06() {
-    local f=$out/06-study.txt pid status note=
-    # In the background and in its own right to SIGINT: a shell without job
-    # control starts background jobs with SIGINT ignored, which the study's
-    # own handler (sigaction) replaces.
-    study "$scene" --render "$render" --threads "$study_threads" --locks mutex,rwspin,default \
-        --integrator eyelight "${study_extra[@]}" --out "$out/06-study" >"$f" 2>&1 &
+# Runs study with the given options into $out/NAME.*, stopped at the
+# deadline as Ctrl-C would stop it; says how it ended, its flagged rows and
+# its size. In the background and in its own right to SIGINT: a shell
+# without job control starts background jobs with SIGINT ignored, which the
+# study's own handler (sigaction) replaces.
+study_until_deadline() {
+    local step=$1 name=$2 f=$out/$2.txt pid status note=
+    shift 2
+    study "$scene" --render "$render" --integrator eyelight "$@" --out "$out/$name" >"$f" 2>&1 &
     pid=$!
     if still_running $pid $((budget - (SECONDS - start))); then
         note=' (stopped at the budget: incomplete)'
-        kill -INT $pid                                     # finish this render, write, stop
-        still_running $pid 20 && kill -INT $pid            # stop the render too
+        kill -INT $pid                          # finish this render, write, stop
+        still_running $pid 20 && kill -INT $pid # stop the render too
         still_running $pid 10 && kill -KILL $pid && note=' (killed at the budget: no files)'
     fi
     wait $pid
     status=$?
-    say "06 study: exit $status$note, $(grep -c 'under 10 ms' "$f") rows under 10 ms (issue 30: none)," \
-        "$(grep -c 'the threads waited' "$f") rows flagged for waiting"
+    say "$step study: exit $status$note, $(grep -c 'under 10 ms' "$f") rows under 10 ms" \
+        "(issue 30: none), $(grep -c 'the threads waited' "$f") rows flagged for waiting"
     # The size the study chose ("work: ... scaled to ..."), or the one it was given.
-    say "06   $(grep -m1 '^work:' "$f" || { grep -m1 '^options:' "$f" | cut -d, -f1; })"
-    awk -v t="-t$n" -v head="full, lock $lock" 'index($0, head " ") == 1 { on = 1; next }
-        /^$/ { on = 0 } on && $1 == t { print "06   " head ", " $0 }' "$f" | tee -a "$summary"
+    say "$step   $(grep -m1 '^work:' "$f" || { grep -m1 '^options:' "$f" | cut -d, -f1; })"
+}
+
+# The -tN row of a study's table "MODE, lock LOCK" in file $2, for step $1.
+row_at_n() {
+    awk -v t="-t$n" -v head="$3" -v step="$1" 'index($0, head " ") == 1 { on = 1; next }
+        /^$/ { on = 0 } on && $1 == t { print step "   " head ", " $0 }' "$2" | tee -a "$summary"
+}
+
+# 06: the default lock's study, every mode (issue 30: the work's size, the
+# rows' waiting, 90% of light speed at N).
+step_06() {
+    study_until_deadline 06 06-study --threads "$study_threads" --locks default \
+        "${study_extra[@]}"
+    row_at_n 06 "$out/06-study.txt" "full, lock $lock"
+}
+
+# 07: the seed's shape, mutex and rwspin against the default, the full
+# render only (each row of the default study's size is long on many cores:
+# this one is second, when a lent machine's time allows).
+step_07() {
+    study_until_deadline 07 07-locks --threads "$(counts 1 4 $n)" --locks mutex,rwspin,default \
+        --modes full "${study_extra[@]}"
+    local l
+    for l in mutex rwspin $lock; do
+        row_at_n 07 "$out/07-locks.txt" "full, lock $l"
+    done
 }
 
 for s in ${steps//,/ }; do
-    declare -F "step_$s" >/dev/null || { echo "checks.sh: no step '$s' (01 to 06)" >&2; exit 2; }
+    declare -F "step_$s" >/dev/null || { echo "checks.sh: no step '$s' (01 to 07)" >&2; exit 2; }
     "step_$s"
 done
 say "checks.sh: done in $((SECONDS - start)) s"
