@@ -4,8 +4,7 @@
 # (tools/device/stage.sh, then bundle.sh) and run it there through the
 # bundle's run.sh, which puts the programs on PATH and the scenes in $S:
 #
-#   bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --steps 01,02,03,04,05,06 \
-#       --budget 540 "$OUT"                        # then --steps 07, likewise
+#   bash .devrun/run.sh bash "$PWD/tools/device/checks.sh" --budget 540 "$OUT"
 #
 # Each step writes NN-name.txt in the output folder (the last argument) and
 # adds its figures to summary.txt there, so that a run cut short still says
@@ -23,11 +22,11 @@
 #   06 the default lock's study of many-textures, every mode (issue 30, 2, 3, 5)
 #   07 the seed's shape: mutex, rwspin and the default, full render (issue 30, 5)
 #
-# N is the machine's processor count. --steps runs some of them. The default
-# study's work grows until its fastest row takes 100 ms, so on 16 cores a
-# 1-thread row takes tens of seconds: give 06 and 07 a command each
-# (--steps 01,02,03,04,05,06, then --steps 07) where a command is limited to
-# ten minutes. --quick shrinks every step to a smoke run
+# N is the machine's processor count. --steps runs some of them (07 again,
+# say, if the deadline cut it short). The default study's work grows until
+# its fastest row takes 100 ms, so on 16 cores a 1-thread row takes tens of
+# seconds: 01-05 take about 2 minutes there, 06 about 4, 07 one round in
+# about 3. --quick shrinks every step to a smoke run
 # (tests/tools/device_checks_test.sh runs it so).
 set -uo pipefail
 
@@ -217,11 +216,11 @@ step_06() {
 }
 
 # 07: the seed's shape, mutex and rwspin against the default, the full
-# render only (each row of the default study's size is long on many cores:
-# this one is second, when a lent machine's time allows).
+# render only, one round (each row of the default study's size is long on
+# many cores: this one gets what time is left).
 step_07() {
     study_until_deadline 07 07-locks --threads "$(counts 1 4 $n)" --locks mutex,rwspin,default \
-        --modes full "${study_extra[@]}"
+        --modes full --repeat 1 "${study_extra[@]}"
     local l
     for l in mutex rwspin $lock; do
         row_at_n 07 "$out/07-locks.txt" "full, lock $l"
