@@ -25,8 +25,8 @@
 # N is the machine's processor count. --steps runs some of them (07 again,
 # say, if the deadline cut it short). The default study's work grows until
 # its fastest row takes 100 ms, so on 16 cores a 1-thread row takes tens of
-# seconds: 01-05 take about 2 minutes there, 06 about 4, 07 one round in
-# about 3. --quick shrinks every step to a smoke run
+# seconds: 01-05 take about 2 minutes there, 06 about 5, 07 about 1.
+# --quick shrinks every step to a smoke run
 # (tests/tools/device_checks_test.sh runs it so).
 set -uo pipefail
 
@@ -216,11 +216,11 @@ step_06() {
 }
 
 # 07: the seed's shape, mutex and rwspin against the default, the full
-# render only, one round (each row of the default study's size is long on
-# many cores: this one gets what time is left).
+# render only. Its fastest row is a full render, so the study sizes its
+# work to that: far smaller than 06's, sized by early-out.
 step_07() {
     study_until_deadline 07 07-locks --threads "$(counts 1 4 $n)" --locks mutex,rwspin,default \
-        --modes full --repeat 1 "${study_extra[@]}"
+        --modes full "${study_extra[@]}"
     local l
     for l in mutex rwspin $lock; do
         row_at_n 07 "$out/07-locks.txt" "full, lock $l"
