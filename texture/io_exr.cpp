@@ -1,5 +1,6 @@
 /* The OpenEXR shim: tex_exr.h over OpenEXR 3.1's C++ API (tex_exr.h says
- * why not OpenEXRCore). The project's only C++ file.
+ * why not OpenEXRCore), but for the tiles io_exr_tiles.c decodes itself.
+ * The project's only C++ file.
  *
  * Exceptions: every public function catches everything; OpenEXR's text
  * goes into err without the file name (our streams are all named
@@ -20,6 +21,7 @@
 extern "C" { /* C declarations: io_image.c, mip.c */
 #include "tex_exr.h"
 }
+#include "exr_tiles.h" /* the fast path for tiles */
 
 #include <Iex.h>
 #include <ImfChannelList.h>
@@ -334,6 +336,21 @@ struct tex_exr {
     bool           ripmap = false;    /* read (0, 0) for level 0 */
     uint32_t       level_w[TEX_EXR_MAX_LEVELS] = {}, level_h[TEX_EXR_MAX_LEVELS] = {};
     const void    *tile_fb = nullptr; /* the `out` the tile frame buffer points at */
+    /* The fast path for tiles (exr_tiles.h): its layout, planned at open
+     * where it can read the file; its reader, made by the first tile read;
+     * how many tiles it has read. */
+    tex__exr_layout fast_lay{};
+    bool            fast_planned = false, fast_tried = false;
+    tex__exr_tiles *fast = nullptr;
+    uint64_t        fast_tiles = 0;
+
+    tex_exr() = default;
+    tex_exr(const tex_exr &) = delete;
+    tex_exr &operator=(const tex_exr &) = delete;
+    ~tex_exr()
+    {
+        tex__exr_tiles_close(fast); /* before fd closes */
+    }
 };
 
 namespace
@@ -738,6 +755,42 @@ make_reader(tex_exr *f)
             f->level_h[l] = (uint32_t)f->tiles->levelHeight(l);
         }
     }
+}
+
+/* The fast path's layout (exr_tiles.h) for a tiled file it can read:
+ * ZIP, ZIPS or uncompressed, at most TEX__EXR_MAX_CHANNELS channels, and
+ * every channel read at its own sample type (a half channel of a float
+ * output is converted, so OpenEXR reads it). */
+void
+plan_fast_tiles(tex_exr *f)
+{
+    Imf::Compression c = f->header.compression();
+    if (!f->tiles || f->rgba ||
+        (c != Imf::NO_COMPRESSION && c != Imf::ZIP_COMPRESSION && c != Imf::ZIPS_COMPRESSION))
+        return;
+    tex__exr_layout &lay = f->fast_lay;
+    size_t           ss = pixel_type_size(f->ptype);
+    uint32_t         n = 0;
+    lay.pixel = (uint32_t)(f->info.nchannels * ss);
+    lay.tile_width = f->info.tile_width;
+    lay.tile_height = f->info.tile_height;
+    const Imf::ChannelList &cl = f->header.channels();
+    for (auto it = cl.begin(); it != cl.end(); ++it, n++) {
+        if (n == TEX__EXR_MAX_CHANNELS)
+            return;
+        lay.name[n] = it.name(); /* lives in f->header's list */
+        lay.size[n] = (uint8_t)pixel_type_size(it.channel().type);
+        lay.offset[n] = -1;
+        for (uint32_t o = 0; o < f->info.nchannels; o++) {
+            if (f->chan[o] != it.name())
+                continue;
+            if (it.channel().type != f->ptype)
+                return;
+            lay.offset[n] = (int16_t)(o * ss);
+        }
+    }
+    lay.nchannels = n;
+    f->fast_planned = true;
 }
 
 /* One slice per output channel into interleaved samples at `base`, where
@@ -1182,8 +1235,10 @@ tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_E
             f->header = f->multi->header(0);
             r = check_header(f, f->header, err);
         }
-        if (r == TEX_OK)
+        if (r == TEX_OK) {
             make_reader(f);
+            plan_fast_tiles(f);
+        }
         if (r != TEX_OK) {
             delete f;
             return r;
@@ -1250,6 +1305,16 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
     }
     size_t px = f->info.nchannels * pixel_type_size(f->ptype);
     memset(out, 0, (size_t)tw * th * px);
+    if (f->fast_planned && !f->fast_tried) {
+        f->fast_tried = true;
+        f->fast = tex__exr_tiles_open(f->fd.fd, f->size, &f->fast_lay);
+    }
+    if (f->fast &&
+        tex__exr_tiles_read(f->fast, level, tx, ty, std::min(tw, f->level_w[level] - tx * tw),
+                            std::min(th, f->level_h[level] - ty * th), out)) {
+        f->fast_tiles++;
+        return TEX_OK;
+    }
     forget_end(f);
     try {
         /* Tile-relative slices: one frame buffer serves every tile read
@@ -1274,6 +1339,12 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
         say(err, "tile (%u, %u) of level %u: unknown error", tx, ty, level);
         return TEX_ERR_CORRUPT;
     }
+}
+
+extern "C" uint64_t
+tex_exr_fast_tiles(const tex_exr *f)
+{
+    return f ? f->fast_tiles : 0;
 }
 
 extern "C" tex_result
@@ -1617,6 +1688,6 @@ extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_m
     sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
     tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
     tex_exr_write_scanline_opts, tex_exr_write_tiled, tex_exr_tiled_begin, tex_exr_tiled_put,
-    tex_exr_tiled_end,           tex_exr_attr_number,
+    tex_exr_tiled_end,           tex_exr_attr_number, tex_exr_fast_tiles,
 };
 #endif

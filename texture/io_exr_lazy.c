@@ -50,6 +50,13 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
     return m ? m->read_tile(f, level, tx, ty, out, err) : TEX_ERR_UNSUPPORTED;
 }
 
+uint64_t
+tex_exr_fast_tiles(const tex_exr *f)
+{
+    const tex_exr_module *m = tex__module_get(&module, NULL);
+    return m ? m->fast_tiles(f) : 0;
+}
+
 tex_result
 tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char err[TEX_ERR_LEN])
 {

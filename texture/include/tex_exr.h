@@ -7,6 +7,10 @@
  * luminance/chroma (Y, RY, BY) into RGB, which the C++ RgbaInputFile does.
  * The C++ API reads one tile of any level without touching the rest of the
  * file (the tile cache's fast path) and converts between sample types.
+ * One exception: the tiles renderers read most (ZIP, ZIPS or uncompressed,
+ * read at their own sample type) are found and read by OpenEXRCore and
+ * decoded by our own code, inflating with libdeflate, about twice as fast
+ * as OpenEXR 3.1's zlib (texture/exr_tiles.h; tex_exr_fast_tiles()).
  * Every OpenEXR exception stops in io_exr.cpp: each call here returns a
  * tex_result and, on failure, one line in err (see tex_image.h: no file
  * name, no newline). Nothing is printed, by this code or by OpenEXR.
@@ -131,6 +135,14 @@ bool tex_exr_level_size(const tex_exr *f, uint32_t level, uint32_t *width, uint3
  * missing or damaged (out then holds zeros or part of the tile). */
 tex_result tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *out,
                              char err[TEX_ERR_LEN]);
+
+/* How many of f's tile reads so far took the fast path: decoded by our own
+ * code (libdeflate for ZIP), not OpenEXR's C++ reader. Tiles of a ZIP,
+ * ZIPS or uncompressed file whose read channels are all of the output's
+ * sample type take it; the rest, and any tile it refuses (damaged,
+ * missing), are read by OpenEXR, with the same pixels or the same error.
+ * For tests and benchmarks, to see which path ran. 0 for NULL. */
+uint64_t tex_exr_fast_tiles(const tex_exr *f);
 
 /* Reads a whole level (scanline files: level 0 only) into *out, allocated
  * here: the data window placed at the image's top-left, info.nchannels

@@ -1,0 +1,227 @@
+/* exr_tiles.h: EXR tiles found and read by OpenEXRCore, decoded here. */
+#include "exr_tiles.h"
+
+#include <errno.h>
+#include <libdeflate.h>
+#include <openexr.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "io_exr_tiles.c copies the file's little-endian samples as they are"
+#endif
+
+struct tex__exr_tiles {
+    int                             fd;
+    uint64_t                        size;
+    exr_context_t                   core;
+    struct libdeflate_decompressor *inflater;
+    tex__exr_layout                 lay;
+    size_t                          max_raw; /* bytes of a whole raw tile */
+    uint8_t                        *packed;  /* max_raw bytes: the stored tile, then raw */
+    uint8_t                        *scratch; /* max_raw bytes: the inflated tile */
+};
+
+/* OpenEXRCore's stream: the shared descriptor, by position. */
+static int64_t
+core_read(exr_const_context_t ctx, void *user, void *buf, uint64_t n, uint64_t pos,
+          exr_stream_error_func_ptr_t error_cb)
+{
+    (void)ctx;
+    (void)error_cb;
+    const tex__exr_tiles *t = user;
+    uint64_t              done = 0;
+    while (done < n) {
+        ssize_t got = pread(t->fd, (char *)buf + done, n - done, (off_t)(pos + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        done += (uint64_t)got;
+    }
+    return (int64_t)done;
+}
+
+static int64_t
+core_size(exr_const_context_t ctx, void *user)
+{
+    (void)ctx;
+    return (int64_t)((const tex__exr_tiles *)user)->size;
+}
+
+/* Said nowhere: a refusal only sends the tile to the C++ reader, which
+ * words its own error. */
+static void
+core_quiet(exr_const_context_t ctx, exr_result_t code, const char *msg)
+{
+    (void)ctx;
+    (void)code;
+    (void)msg;
+}
+
+/* Whether the core sees part 0 as the C++ reader did: compression this
+ * path decodes, the same tile size, and the same channels in the same
+ * order at the same sizes, none subsampled. */
+static bool
+core_agrees(const tex__exr_tiles *t)
+{
+    exr_compression_t comp;
+    if (exr_get_compression(t->core, 0, &comp) != EXR_ERR_SUCCESS ||
+        (comp != EXR_COMPRESSION_NONE && comp != EXR_COMPRESSION_ZIP &&
+         comp != EXR_COMPRESSION_ZIPS))
+        return false;
+    uint32_t tw, th;
+    if (exr_get_tile_descriptor(t->core, 0, &tw, &th, NULL, NULL) != EXR_ERR_SUCCESS ||
+        tw != t->lay.tile_width || th != t->lay.tile_height)
+        return false;
+    const exr_attr_chlist_t *cl;
+    if (exr_get_channels(t->core, 0, &cl) != EXR_ERR_SUCCESS ||
+        cl->num_channels != (int)t->lay.nchannels)
+        return false;
+    for (uint32_t c = 0; c < t->lay.nchannels; c++) {
+        const exr_attr_chlist_entry_t *e = &cl->entries[c];
+        uint8_t                        size = e->pixel_type == EXR_PIXEL_HALF ? 2 : 4;
+        if (!e->name.str || strcmp(e->name.str, t->lay.name[c]) != 0 || size != t->lay.size[c] ||
+            e->x_sampling != 1 || e->y_sampling != 1)
+            return false;
+    }
+    return true;
+}
+
+/* Bytes of a raw tile of width x height pixels. */
+static size_t
+raw_size(const tex__exr_layout *lay, uint32_t width, uint32_t height)
+{
+    size_t line = 0;
+    for (uint32_t c = 0; c < lay->nchannels; c++)
+        line += lay->size[c];
+    return line * width * height;
+}
+
+tex__exr_tiles *
+tex__exr_tiles_open(int fd, uint64_t size, const tex__exr_layout *lay)
+{
+    tex__exr_tiles *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->fd = fd;
+    t->size = size;
+    t->lay = *lay;
+    t->max_raw = raw_size(lay, lay->tile_width, lay->tile_height);
+    exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
+    init.user_data = t;
+    init.read_fn = core_read;
+    init.size_fn = core_size;
+    init.error_handler_fn = core_quiet;
+    init.flags = EXR_CONTEXT_FLAG_SILENT_HEADER_PARSE;
+    if (exr_start_read(&t->core, "texture", &init) != EXR_ERR_SUCCESS || !core_agrees(t) ||
+        t->max_raw == 0 || !(t->inflater = libdeflate_alloc_decompressor()) ||
+        !(t->packed = malloc(t->max_raw)) || !(t->scratch = malloc(t->max_raw))) {
+        tex__exr_tiles_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+void
+tex__exr_tiles_close(tex__exr_tiles *t)
+{
+    if (!t)
+        return;
+    if (t->core)
+        exr_finish(&t->core);
+    libdeflate_free_decompressor(t->inflater);
+    free(t->packed);
+    free(t->scratch);
+    free(t);
+}
+
+/* Undoes ZIP (and ZIPS): `packed` (n bytes, a zlib stream) inflates to
+ * exactly raw_n bytes in `scratch`, whose predictor and byte split are
+ * then undone into `raw`, which may be `packed` (read by then). */
+static bool
+unzip(struct libdeflate_decompressor *d, const uint8_t *packed, size_t n, uint8_t *scratch,
+      uint8_t *raw, size_t raw_n)
+{
+    /* NULL for the actual size: anything but exactly raw_n bytes fails. */
+    if (libdeflate_zlib_decompress(d, packed, n, scratch, raw_n, NULL) != LIBDEFLATE_SUCCESS)
+        return false;
+    /* The writer stored each byte as its difference from the one before,
+     * plus 128: a running sum undoes it... */
+    for (size_t i = 1; i < raw_n; i++)
+        scratch[i] = (uint8_t)(scratch[i - 1] + scratch[i] - 128);
+    /* ...after moving the even bytes to the first half and the odd ones
+     * to the second (the first half has the odd one out). */
+    const uint8_t *even = scratch, *odd = scratch + (raw_n + 1) / 2;
+    for (size_t i = 0; i < raw_n / 2; i++) {
+        raw[2 * i] = even[i];
+        raw[2 * i + 1] = odd[i];
+    }
+    if (raw_n & 1)
+        raw[raw_n - 1] = even[raw_n / 2];
+    return true;
+}
+
+/* One line of one channel: n samples, `stride` bytes apart in the output.
+ * A function per size, so that each copy is one load and one store. */
+static void
+scatter_half(const uint8_t *src, uint32_t n, uint8_t *dst, size_t stride)
+{
+    for (uint32_t x = 0; x < n; x++)
+        memcpy(dst + x * stride, src + 2 * (size_t)x, 2);
+}
+
+static void
+scatter_float(const uint8_t *src, uint32_t n, uint8_t *dst, size_t stride)
+{
+    for (uint32_t x = 0; x < n; x++)
+        memcpy(dst + x * stride, src + 4 * (size_t)x, 4);
+}
+
+/* The raw tile's lines, each channel after the other, into interleaved
+ * output pixels `row` bytes a line. */
+static void
+scatter(const tex__exr_layout *lay, const uint8_t *raw, uint32_t width, uint32_t height,
+        uint8_t *out, size_t row)
+{
+    for (uint32_t y = 0; y < height; y++, out += row) {
+        for (uint32_t c = 0; c < lay->nchannels; c++) {
+            if (lay->offset[c] >= 0) {
+                if (lay->size[c] == 2)
+                    scatter_half(raw, width, out + lay->offset[c], lay->pixel);
+                else
+                    scatter_float(raw, width, out + lay->offset[c], lay->pixel);
+            }
+            raw += (size_t)lay->size[c] * width;
+        }
+    }
+}
+
+bool
+tex__exr_tiles_read(tex__exr_tiles *t, uint32_t level, uint32_t tx, uint32_t ty, uint32_t width,
+                    uint32_t height, void *out)
+{
+    exr_chunk_info_t ci;
+    size_t           raw_n = raw_size(&t->lay, width, height);
+    /* The core reads the chunk table once, checking every offset against
+     * the file, and this chunk's header against the tile asked for. */
+    if (width > t->lay.tile_width || height > t->lay.tile_height || raw_n == 0 || level > 255 ||
+        exr_read_tile_chunk_info(t->core, 0, (int)tx, (int)ty, (int)level, (int)level, &ci) !=
+            EXR_ERR_SUCCESS ||
+        ci.width != (int32_t)width || ci.height != (int32_t)height || ci.unpacked_size != raw_n ||
+        ci.packed_size == 0 || ci.packed_size > raw_n ||
+        exr_read_chunk(t->core, 0, &ci, t->packed) != EXR_ERR_SUCCESS)
+        return false;
+    /* A chunk that would not shrink is stored as it is, whatever the
+     * compression. */
+    if (ci.compression != EXR_COMPRESSION_NONE && ci.packed_size < raw_n &&
+        !unzip(t->inflater, t->packed, ci.packed_size, t->scratch, t->packed, raw_n))
+        return false;
+    if (ci.compression == EXR_COMPRESSION_NONE && ci.packed_size != raw_n)
+        return false;
+    scatter(&t->lay, t->packed, width, height, out, (size_t)t->lay.pixel * t->lay.tile_width);
+    return true;
+}
