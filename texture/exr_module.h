@@ -47,7 +47,7 @@ typedef struct tex_exr_module {
                             const tex_image *band, char err[TEX_ERR_LEN]);
     tex_result (*tiled_end)(tex_exr_tiled_writer *w, bool ok, char err[TEX_ERR_LEN]);
     bool (*attr_number)(const tex_exr *f, const char *name, double *value);
-    uint64_t (*fast_tiles)(const tex_exr *f);
+    uint64_t (*fast_chunks)(const tex_exr *f);
 } tex_exr_module;
 
 #endif

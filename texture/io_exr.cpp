@@ -1,5 +1,5 @@
 /* The OpenEXR shim: tex_exr.h over OpenEXR 3.1's C++ API (tex_exr.h says
- * why not OpenEXRCore), but for the tiles io_exr_tiles.c decodes itself.
+ * why not OpenEXRCore), but for the chunks io_exr_chunks.c decodes itself.
  * The project's only C++ file.
  *
  * Exceptions: every public function catches everything; OpenEXR's text
@@ -21,7 +21,7 @@
 extern "C" { /* C declarations: io_image.c, mip.c */
 #include "tex_exr.h"
 }
-#include "exr_tiles.h" /* the fast path for tiles */
+#include "exr_chunks.h" /* the fast path */
 
 #include <Iex.h>
 #include <ImfChannelList.h>
@@ -47,6 +47,7 @@ extern "C" { /* C declarations: io_image.c, mip.c */
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -336,20 +337,20 @@ struct tex_exr {
     bool           ripmap = false;    /* read (0, 0) for level 0 */
     uint32_t       level_w[TEX_EXR_MAX_LEVELS] = {}, level_h[TEX_EXR_MAX_LEVELS] = {};
     const void    *tile_fb = nullptr; /* the `out` the tile frame buffer points at */
-    /* The fast path for tiles (exr_tiles.h): its layout, planned at open
-     * where it can read the file; its reader, made by the first tile read;
-     * how many tiles it has read. */
-    tex__exr_layout fast_lay{};
-    bool            fast_planned = false, fast_tried = false;
-    tex__exr_tiles *fast = nullptr;
-    uint64_t        fast_tiles = 0;
+    /* The fast path (exr_chunks.h): its layout, planned at open where it
+     * can read the file; its reader, made by the first read; how many
+     * chunks it has read. */
+    tex__exr_layout  fast_lay{};
+    bool             fast_planned = false, fast_tried = false;
+    tex__exr_chunks *fast = nullptr;
+    uint64_t         fast_chunks = 0;
 
     tex_exr() = default;
     tex_exr(const tex_exr &) = delete;
     tex_exr &operator=(const tex_exr &) = delete;
     ~tex_exr()
     {
-        tex__exr_tiles_close(fast); /* before fd closes */
+        tex__exr_chunks_close(fast); /* before fd closes */
     }
 };
 
@@ -757,23 +758,25 @@ make_reader(tex_exr *f)
     }
 }
 
-/* The fast path's layout (exr_tiles.h) for a tiled file it can read:
- * ZIP, ZIPS or uncompressed, at most TEX__EXR_MAX_CHANNELS channels, and
- * every channel read at its own sample type (a half channel of a float
- * output is converted, so OpenEXR reads it). */
+/* The fast path's layout (exr_chunks.h) for a file it can read: ZIP, ZIPS
+ * or uncompressed, at most TEX__EXR_MAX_CHANNELS channels, and every
+ * channel read at its own sample type (a half channel of a float output
+ * is converted, so OpenEXR reads it). */
 void
-plan_fast_tiles(tex_exr *f)
+plan_fast_chunks(tex_exr *f)
 {
     Imf::Compression c = f->header.compression();
-    if (!f->tiles || f->rgba ||
+    const char      *env = getenv("RT_EXR_FAST");
+    if ((env && strcmp(env, "0") == 0) || (!f->tiles && !f->scan) ||
         (c != Imf::NO_COMPRESSION && c != Imf::ZIP_COMPRESSION && c != Imf::ZIPS_COMPRESSION))
         return;
     tex__exr_layout &lay = f->fast_lay;
     size_t           ss = pixel_type_size(f->ptype);
     uint32_t         n = 0;
     lay.pixel = (uint32_t)(f->info.nchannels * ss);
-    lay.tile_width = f->info.tile_width;
-    lay.tile_height = f->info.tile_height;
+    lay.tiled = f->tiles != nullptr;
+    lay.chunk_width = lay.tiled ? f->info.tile_width : f->info.width;
+    lay.chunk_height = lay.tiled ? f->info.tile_height : (uint32_t)lines_per_chunk(c);
     const Imf::ChannelList &cl = f->header.channels();
     for (auto it = cl.begin(); it != cl.end(); ++it, n++) {
         if (n == TEX__EXR_MAX_CHANNELS)
@@ -791,6 +794,51 @@ plan_fast_tiles(tex_exr *f)
     }
     lay.nchannels = n;
     f->fast_planned = true;
+}
+
+/* f's fast-path reader, made by the first read that wants it; NULL where
+ * the file is OpenEXR's to read. */
+tex__exr_chunks *
+fast_reader(tex_exr *f)
+{
+    if (f->fast_planned && !f->fast_tried) {
+        f->fast_tried = true;
+        f->fast = tex__exr_chunks_open(f->fd.fd, f->size, &f->fast_lay);
+    }
+    return f->fast;
+}
+
+/* A whole level through the fast path: every scanline block, or every
+ * tile, straight into `out`. False as soon as one chunk is refused (the
+ * caller reads the level through OpenEXR, which overwrites it all). */
+bool
+fast_read_image(tex_exr *f, uint32_t level, tex_image *out)
+{
+    if (!fast_reader(f))
+        return false;
+    const tex__exr_layout &lay = f->fast_lay;
+    size_t                 row = (size_t)lay.pixel * out->width;
+    char                  *pixels = (char *)out->pixels;
+    uint64_t               chunks = 0;
+    if (!lay.tiled) {
+        for (int64_t y = f->window.min.y; y <= f->window.max.y; y += lay.chunk_height, chunks++) {
+            uint32_t h = (uint32_t)std::min<int64_t>(lay.chunk_height, f->window.max.y - y + 1);
+            if (!tex__exr_chunks_lines(f->fast, (int32_t)y, h,
+                                       pixels + (uint64_t)(y - f->window.min.y) * row, row))
+                return false;
+        }
+    } else {
+        uint32_t tw = lay.chunk_width, th = lay.chunk_height;
+        for (uint32_t ty = 0; ty * th < out->height; ty++)
+            for (uint32_t tx = 0; tx * tw < out->width; tx++, chunks++)
+                if (!tex__exr_chunks_tile(
+                        f->fast, level, tx, ty, std::min(tw, out->width - tx * tw),
+                        std::min(th, out->height - ty * th),
+                        pixels + (uint64_t)ty * th * row + (uint64_t)tx * tw * lay.pixel, row))
+                    return false;
+    }
+    f->fast_chunks += chunks;
+    return true;
 }
 
 /* One slice per output channel into interleaved samples at `base`, where
@@ -1237,7 +1285,7 @@ tex_exr_open(const char *path, tex_exr **out, tex_exr_info *info, char err[TEX_E
         }
         if (r == TEX_OK) {
             make_reader(f);
-            plan_fast_tiles(f);
+            plan_fast_chunks(f);
         }
         if (r != TEX_OK) {
             delete f;
@@ -1305,14 +1353,10 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
     }
     size_t px = f->info.nchannels * pixel_type_size(f->ptype);
     memset(out, 0, (size_t)tw * th * px);
-    if (f->fast_planned && !f->fast_tried) {
-        f->fast_tried = true;
-        f->fast = tex__exr_tiles_open(f->fd.fd, f->size, &f->fast_lay);
-    }
-    if (f->fast &&
-        tex__exr_tiles_read(f->fast, level, tx, ty, std::min(tw, f->level_w[level] - tx * tw),
-                            std::min(th, f->level_h[level] - ty * th), out)) {
-        f->fast_tiles++;
+    if (fast_reader(f) &&
+        tex__exr_chunks_tile(f->fast, level, tx, ty, std::min(tw, f->level_w[level] - tx * tw),
+                             std::min(th, f->level_h[level] - ty * th), out, px * tw)) {
+        f->fast_chunks++;
         return TEX_OK;
     }
     forget_end(f);
@@ -1342,9 +1386,9 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
 }
 
 extern "C" uint64_t
-tex_exr_fast_tiles(const tex_exr *f)
+tex_exr_fast_chunks(const tex_exr *f)
 {
-    return f ? f->fast_tiles : 0;
+    return f ? f->fast_chunks : 0;
 }
 
 extern "C" tex_result
@@ -1366,7 +1410,9 @@ tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char err[TEX_ERR_
     forget_end(f);
     try {
         size_t xs = f->info.nchannels * pixel_type_size(f->ptype), ys = xs * out->width;
-        if (f->rgba) {
+        if (!f->rgba && fast_read_image(f, level, out)) {
+            return TEX_OK;
+        } else if (f->rgba) {
             read_rgba(f, out);
         } else if (f->scan) {
             char *base = origin_shift(out->pixels, f->window.min.x, f->window.min.y, xs, ys);
@@ -1688,6 +1734,6 @@ extern "C" __attribute__((visibility("default"))) const tex_exr_module tex_exr_m
     sizeof(tex_exr_module),      tex_exr_open,        tex_exr_close,       tex_exr_level_size,
     tex_exr_read_tile,           tex_exr_read_image,  tex_exr_attr_string, tex_exr_attr_float,
     tex_exr_write_scanline_opts, tex_exr_write_tiled, tex_exr_tiled_begin, tex_exr_tiled_put,
-    tex_exr_tiled_end,           tex_exr_attr_number, tex_exr_fast_tiles,
+    tex_exr_tiled_end,           tex_exr_attr_number, tex_exr_fast_chunks,
 };
 #endif

@@ -51,10 +51,10 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
 }
 
 uint64_t
-tex_exr_fast_tiles(const tex_exr *f)
+tex_exr_fast_chunks(const tex_exr *f)
 {
     const tex_exr_module *m = tex__module_get(&module, NULL);
-    return m ? m->fast_tiles(f) : 0;
+    return m ? m->fast_chunks(f) : 0;
 }
 
 tex_result

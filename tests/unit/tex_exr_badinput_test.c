@@ -190,14 +190,16 @@ case_truncated_tiles(const char *arg)
     tex_image_free(&img);
 }
 
-/* A 64x64 half RGB gradient, tiled 16x16 with ZIP (tex_exr_write_tiled()),
- * read back whole; its chunk table's position and first two entries. */
-typedef struct zip_tiles {
+/* A 64x64 half RGB gradient written with ZIP, tiled 16x16 (16 chunks) or
+ * as scanlines (4 blocks of 16 lines), read back whole; where its chunk
+ * table is. */
+typedef struct zip_file {
     const char    *path;
     unsigned char *data;
     size_t         n;
-    size_t         table; /* byte offset of the 16-entry chunk table */
-} zip_tiles;
+    size_t         table;  /* byte offset of the chunk table */
+    size_t         chunks; /* its entries */
+} zip_file;
 
 static uint64_t
 u64_at(const unsigned char *p)
@@ -209,28 +211,55 @@ u64_at(const unsigned char *p)
 }
 
 static void
-zip_tiles_write(zip_tiles *z, tex_image *img)
+zip_file_write(zip_file *z, tex_image *img, bool tiled)
 {
     char err[TEX_ERR_LEN];
     REQUIRE(tex_image_alloc(img, 64, 64, 3, TEX_TYPE_HALF, err) == TEX_OK);
     for (size_t i = 0; i < (size_t)64 * 64 * 3; i++) /* small halves: 0 .. 0x3bff */
         ((uint16_t *)img->pixels)[i] = (uint16_t)((i / 3 % 64 + i / 3 / 64) * 120 + i % 3);
-    z->path = tex_test_path("zip_tiles.exr");
-    REQUIRE(tex_exr_write_tiled(z->path, img, 1, 16, NULL, 0, err) == TEX_OK);
+    z->path = tex_test_path("zip.exr");
+    z->chunks = tiled ? 16 : 4;
+    REQUIRE((tiled ? tex_exr_write_tiled(z->path, img, 1, 16, NULL, 0, err)
+                   : tex_exr_write_scanline(z->path, img, NULL, 0, err)) == TEX_OK);
     z->data = tex_test_file_read(z->path, &z->n);
     REQUIRE(z->data);
-    /* The table is where its first entry, the first chunk, is 16 entries on. */
+    /* The table is where its first entry, the first chunk, is all its
+     * entries on. */
     z->table = 0;
-    for (size_t p = 8; p + 16 * 8 <= z->n && !z->table; p++)
-        if (u64_at(z->data + p) == p + 16 * 8)
+    for (size_t p = 8; p + z->chunks * 8 <= z->n && !z->table; p++)
+        if (u64_at(z->data + p) == p + z->chunks * 8)
             z->table = p;
     REQUIRE(z->table);
+}
+
+/* The file with chunk 0's stream damaged (bytes flipped in its middle,
+ * after the chunk's header of `header` bytes), then with table entries 0
+ * and 1 swapped, so each leads to the other chunk, which says so. */
+static void
+zip_file_damage(const zip_file *z, size_t header, bool swap)
+{
+    unsigned char *bad = malloc(z->n);
+    REQUIRE(bad);
+    memcpy(bad, z->data, z->n);
+    if (swap) {
+        memcpy(bad + z->table, z->data + z->table + 8, 8);
+        memcpy(bad + z->table + 8, z->data + z->table, 8);
+    } else {
+        size_t   c0 = (size_t)u64_at(z->data + z->table);
+        uint32_t size = (uint32_t)z->data[c0 + header - 4] | (uint32_t)z->data[c0 + header - 3]
+                                                                 << 8;
+        REQUIRE(size > 8 && size < 16 * 64 * 6); /* compressed */
+        for (uint32_t i = 0; i < 4; i++)
+            bad[c0 + header + size / 2 + i] ^= 0x5a;
+    }
+    tex_test_file_write(z->path, bad, z->n);
+    free(bad);
 }
 
 /* Reads all 16 tiles; returns how many failed, each as TEX_ERR_CORRUPT
  * with one line, and checks the others' pixels. */
 static int
-zip_tiles_read(const zip_tiles *z, const tex_image *img, uint64_t *fast)
+zip_tiles_read(const zip_file *z, const tex_image *img, uint64_t *fast)
 {
     char         err[TEX_ERR_LEN];
     tex_exr     *f;
@@ -253,50 +282,81 @@ zip_tiles_read(const zip_tiles *z, const tex_image *img, uint64_t *fast)
                           (uint16_t *)img->pixels + ((ty * 16 + y) * 64 + tx * 16) * 3,
                           16 * 3 * sizeof(uint16_t)));
     }
-    *fast = tex_exr_fast_tiles(f);
+    *fast = tex_exr_fast_chunks(f);
     tex_exr_close(f);
     return bad;
 }
 
-/* ZIP tiles are decoded by our own code (exr_tiles.h), which must refuse
+/* ZIP chunks are decoded by our own code (exr_chunks.h), which must refuse
  * what OpenEXR refuses: a damaged stream, and a chunk table that points
- * at the wrong tile. Each such tile is CORRUPT; the rest still read. */
+ * at the wrong chunk. Each such tile is CORRUPT, the rest still read; a
+ * whole image with one is CORRUPT. */
 static void
 case_damaged_zip_tile(const char *arg)
 {
     (void)arg;
-    zip_tiles z;
+    zip_file  z;
     tex_image img;
     uint64_t  fast;
-    zip_tiles_write(&z, &img);
+    zip_file_write(&z, &img, true);
     tex_test_stderr_capture();
     CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 0);
     CHECK_EQ_INT(fast, 16); /* whole: all 16 through the fast path */
-
-    /* Tile 0's stream, bytes flipped in its middle (after the chunk's
-     * 20-byte header: x, y, level x, level y, size). */
-    size_t   c0 = (size_t)u64_at(z.data + z.table);
-    uint32_t size = (uint32_t)z.data[c0 + 16] | (uint32_t)z.data[c0 + 17] << 8;
-    REQUIRE(size > 8 && size < 16 * 16 * 6); /* compressed */
-    unsigned char *bad = malloc(z.n);
-    REQUIRE(bad);
-    memcpy(bad, z.data, z.n);
-    for (uint32_t i = 0; i < 4; i++)
-        bad[c0 + 20 + size / 2 + i] ^= 0x5a;
-    tex_test_file_write(z.path, bad, z.n);
+    /* A tile chunk's header: x, y, level x, level y, size. */
+    zip_file_damage(&z, 20, false);
     CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 1);
     CHECK_EQ_INT(fast, 15);
-
-    /* Tiles 0 and 1 swapped in the chunk table: each entry leads to the
-     * other tile's chunk, which says so in its header. */
-    memcpy(bad, z.data, z.n);
-    memcpy(bad + z.table, z.data + z.table + 8, 8);
-    memcpy(bad + z.table + 8, z.data + z.table, 8);
-    tex_test_file_write(z.path, bad, z.n);
+    zip_file_damage(&z, 20, true);
     CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 2);
     CHECK_EQ_INT(fast, 14);
     CHECK_EQ_INT(tex_test_stderr_release(), 0);
-    free(bad);
+    free(z.data);
+    tex_image_free(&img);
+}
+
+/* The whole image of z's file: its result, and how many chunks took the
+ * fast path; on TEX_OK its pixels are img's. */
+static tex_result
+zip_lines_read(const zip_file *z, const tex_image *img, uint64_t *fast)
+{
+    char         err[TEX_ERR_LEN];
+    tex_exr     *f;
+    tex_exr_info in;
+    tex_image    got;
+    REQUIRE(tex_exr_open(z->path, &f, &in, err) == TEX_OK);
+    tex_result r = tex_exr_read_image(f, 0, &got, err);
+    if (r == TEX_OK) {
+        CHECK(!memcmp(got.pixels, img->pixels, (size_t)64 * 64 * 3 * sizeof(uint16_t)));
+        tex_image_free(&got);
+    } else {
+        CHECK(got.pixels == NULL);
+        CHECK_ONE_LINE(err);
+        printf("scanlines: %s\n", err);
+    }
+    *fast = tex_exr_fast_chunks(f);
+    tex_exr_close(f);
+    return r;
+}
+
+static void
+case_damaged_zip_lines(const char *arg)
+{
+    (void)arg;
+    zip_file  z;
+    tex_image img;
+    uint64_t  fast;
+    zip_file_write(&z, &img, false);
+    tex_test_stderr_capture();
+    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_OK);
+    CHECK_EQ_INT(fast, 4); /* 64 lines, 16 a block */
+    /* A scanline chunk's header: y, size. */
+    zip_file_damage(&z, 8, false);
+    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_ERR_CORRUPT);
+    CHECK_EQ_INT(fast, 0);
+    zip_file_damage(&z, 8, true);
+    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_ERR_CORRUPT);
+    CHECK_EQ_INT(fast, 0);
+    CHECK_EQ_INT(tex_test_stderr_release(), 0);
     free(z.data);
     tex_image_free(&img);
 }
@@ -711,6 +771,7 @@ static const rt_test_case cases[] = {
     {"unsupported", case_unsupported},
     {"damaged", case_damaged},
     {"damaged_zip_tile", case_damaged_zip_tile},
+    {"damaged_zip_lines", case_damaged_zip_lines},
     {NULL, NULL},
 };
 

@@ -81,12 +81,12 @@ check_same_image(const tex_image *got, const tex_image *want, const char *what)
 
 /* Every tile of `level` through tex_exr_read_tile(), in reverse order,
  * against `img` (read whole, by OpenEXR): the valid part equal, the rest
- * zero; each tile through the fast path (exr_tiles.h) if `fast`, else
+ * zero; each tile through the fast path (exr_chunks.h) if `fast`, else
  * none. */
 static void
 check_tiles(tex_exr *f, const tex_exr_info *info, uint32_t level, const tex_image *img, bool fast)
 {
-    uint64_t       fast0 = tex_exr_fast_tiles(f);
+    uint64_t       fast0 = tex_exr_fast_chunks(f);
     char           err[TEX_ERR_LEN];
     uint32_t       tw = info->tile_width, th = info->tile_height;
     size_t         px = tex_type_size(info->type) * info->nchannels;
@@ -119,7 +119,7 @@ check_tiles(tex_exr *f, const tex_exr_info *info, uint32_t level, const tex_imag
             }
         }
     }
-    CHECK_EQ_INT(tex_exr_fast_tiles(f) - fast0, fast ? nx * ny : 0);
+    CHECK_EQ_INT(tex_exr_fast_chunks(f) - fast0, fast ? nx * ny : 0);
     CHECK_EQ_INT(tex_exr_read_tile(f, level, nx, 0, tile, err), TEX_ERR_INVALID);
     CHECK_EQ_INT(tex_exr_read_tile(f, level, 0, ny, tile, err), TEX_ERR_INVALID);
     free(tile);
@@ -841,7 +841,7 @@ enum {
     NAN_OK = 1,    /* NaN samples are part of the picture */
     INF_OK = 2,    /* so are infinities */
     TRUNCATED = 4, /* the file ends inside its first tile */
-    FAST = 8,      /* tiles decoded by our own code (exr_tiles.h), not OpenEXR */
+    FAST = 8,      /* chunks decoded by our own code (exr_chunks.h), not OpenEXR */
 };
 
 typedef struct layout layout;
@@ -975,11 +975,11 @@ static const layout layouts[] = {
      .check = check_has_colour},
     {.name = "compression_dwaa_v2.exr", WIN(587, 675), HALF(4), ONE},
     {.name = "compression_dwab_v2.exr", WIN(587, 675), HALF(4), ONE},
-    {.name = "compression_none.exr", WIN(587, 675), HALF(4), ONE},
+    {.name = "compression_none.exr", WIN(587, 675), HALF(4), ONE, .flags = FAST},
     {.name = "compression_piz.exr", WIN(587, 675), HALF(4), ONE},
     {.name = "compression_rle.exr", WIN(587, 675), HALF(4), ONE},
-    {.name = "compression_zip.exr", WIN(587, 675), HALF(4), ONE},
-    {.name = "compression_zips.exr", WIN(587, 675), HALF(4), ONE},
+    {.name = "compression_zip.exr", WIN(587, 675), HALF(4), ONE, .flags = FAST},
+    {.name = "compression_zips.exr", WIN(587, 675), HALF(4), ONE, .flags = FAST},
     {.name = "deep_scanline_11.deep.exr", .open = TEX_ERR_UNSUPPORTED},
     {.name = "displaywindow_t01.exr", WIN(400, 300), HALF(3), ONE},
     {.name = "displaywindow_t02.exr", WIN(400, 300), DISPLAY(1, 1, 400, 300), HALF(3), ONE},
@@ -1001,7 +1001,12 @@ static const layout layouts[] = {
      .type = TEX_TYPE_FLOAT,
      ONE,
      .check = check_green_only},
-    {.name = "float32_rgb_10x20_test.exr", WIN(10, 20), .nch = 3, .type = TEX_TYPE_FLOAT, ONE},
+    {.name = "float32_rgb_10x20_test.exr",
+     WIN(10, 20),
+     .nch = 3,
+     .type = TEX_TYPE_FLOAT,
+     ONE,
+     .flags = FAST},
     {.name = "half_AllHalfValues.exr",
      WIN(256, 256),
      HALF(3),
@@ -1012,7 +1017,7 @@ static const layout layouts[] = {
      WIN(800, 800),
      HALF(3),
      ONE,
-     .flags = NAN_OK | INF_OK,
+     .flags = NAN_OK | INF_OK | FAST,
      .check = check_nan_inf},
     {.name = "luminance_Y_pxr24_GrayRampsHorizontal.exr", WIN(800, 800), HALF(1), ONE},
     {.name = "multipart_10parts_Beachball.0001.exr",
@@ -1022,7 +1027,8 @@ static const layout layouts[] = {
      DISPLAY(0, 0, 2047, 1555),
      HALF(4),
      .nlevels = 1,
-     .nparts = 10},
+     .nparts = 10,
+     .flags = FAST},
     {.name = "scanline_b44_Cannon.exr", WIN(780, 566), HALF(3), ONE},
     {.name = "scanline_b44_YC_Flowers.exr",
      WIN(784, 734),
@@ -1032,7 +1038,7 @@ static const layout layouts[] = {
      .check = check_has_colour},
     /* Its alpha holds +-Inf (upstream test data of the line order, not a picture). */
     {.name = "scanline_lineorder_decreasing.exr", WIN(237, 119), HALF(4), ONE, .flags = INF_OK},
-    {.name = "scanline_zip_rgba_Carrots.exr", WIN(600, 400), HALF(4), ONE},
+    {.name = "scanline_zip_rgba_Carrots.exr", WIN(600, 400), HALF(4), ONE, .flags = FAST},
     {.name = "small_stripes.exr", WIN(100, 50), HALF(4), ONE},
     /* G (half) and Z (float): RGB half with R = B = 0; Z is ignored. */
     {.name = "tiled_12x24_none_G_Z_float.exr",
@@ -1148,6 +1154,14 @@ one_layout(const char *dir, const layout *l)
         return;
     }
 
+    /* The reference: the same file read by OpenEXR alone. */
+    tex_exr     *ref;
+    tex_exr_info ref_in;
+    REQUIRE(setenv("RT_EXR_FAST", "0", 1) == 0);
+    r = tex_exr_open(path, &ref, &ref_in, err);
+    unsetenv("RT_EXR_FAST");
+    REQUIRE(r == TEX_OK);
+
     tex_image levels[TEX_EXR_MAX_LEVELS] = {{0}};
     for (uint32_t i = 0; i < in.nlevels; i++) {
         uint32_t w = l->w >> i ? l->w >> i : 1, h = l->h >> i ? l->h >> i : 1, lw, lh;
@@ -1170,9 +1184,21 @@ one_layout(const char *dir, const layout *l)
         }
         if ((nan && !(l->flags & NAN_OK)) || (inf && !(l->flags & INF_OK)))
             RT_CHECK_FAIL_("%s level %u: %zu NaN, %zu Inf samples", l->name, i, nan, inf);
-        if (in.tiled)
-            check_tiles(f, &in, i, &levels[i], l->flags & FAST);
+        tex_image want;
+        CHECK_EQ_INT(tex_exr_read_image(ref, i, &want, err), TEX_OK);
+        if (want.pixels) {
+            char what[80];
+            snprintf(what, sizeof what, "%s level %u against OpenEXR's", l->name, i);
+            check_same_image(&levels[i], &want, what);
+            if (in.tiled)
+                check_tiles(f, &in, i, &want, l->flags & FAST);
+        }
+        tex_image_free(&want);
     }
+    /* Whole levels (and tiles) took the fast path where it reads the file. */
+    CHECK_EQ_INT(tex_exr_fast_chunks(f) > 0, !!(l->flags & FAST));
+    CHECK_EQ_INT(tex_exr_fast_chunks(ref), 0);
+    tex_exr_close(ref);
     if (l->check && rt_test_failures == failures)
         l->check(l, levels);
     printf("%-50s %ux%u at (%d, %d), %u ch, %u level(s)%s\n", l->name, in.width, in.height, in.x0,

@@ -7,10 +7,11 @@
  * luminance/chroma (Y, RY, BY) into RGB, which the C++ RgbaInputFile does.
  * The C++ API reads one tile of any level without touching the rest of the
  * file (the tile cache's fast path) and converts between sample types.
- * One exception: the tiles renderers read most (ZIP, ZIPS or uncompressed,
- * read at their own sample type) are found and read by OpenEXRCore and
- * decoded by our own code, inflating with libdeflate, about twice as fast
- * as OpenEXR 3.1's zlib (texture/exr_tiles.h; tex_exr_fast_tiles()).
+ * One exception: the files renderers read most (ZIP, ZIPS or uncompressed,
+ * every chosen channel at the output's sample type) have their chunks,
+ * tiles or blocks of scanlines, found and read by OpenEXRCore and decoded
+ * by our own code, inflating with libdeflate, about twice as fast as
+ * OpenEXR 3.1's zlib (texture/exr_chunks.h; tex_exr_fast_chunks()).
  * Every OpenEXR exception stops in io_exr.cpp: each call here returns a
  * tex_result and, on failure, one line in err (see tex_image.h: no file
  * name, no newline). Nothing is printed, by this code or by OpenEXR.
@@ -136,13 +137,17 @@ bool tex_exr_level_size(const tex_exr *f, uint32_t level, uint32_t *width, uint3
 tex_result tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *out,
                              char err[TEX_ERR_LEN]);
 
-/* How many of f's tile reads so far took the fast path: decoded by our own
- * code (libdeflate for ZIP), not OpenEXR's C++ reader. Tiles of a ZIP,
- * ZIPS or uncompressed file whose read channels are all of the output's
- * sample type take it; the rest, and any tile it refuses (damaged,
- * missing), are read by OpenEXR, with the same pixels or the same error.
- * For tests and benchmarks, to see which path ran. 0 for NULL. */
-uint64_t tex_exr_fast_tiles(const tex_exr *f);
+/* How many chunks (tiles, or blocks of scanlines) f's reads so far
+ * decoded through the fast path: our own code (libdeflate for ZIP), not
+ * OpenEXR's C++ reader. ZIP, ZIPS and uncompressed files whose chosen
+ * channels are all at the output's sample type take it; the rest, and any
+ * chunk it refuses (damaged, missing: a whole-level read then starts
+ * again through OpenEXR), are read by OpenEXR, with the same pixels or
+ * the same error. For tests and benchmarks, to see which path ran. 0 for
+ * NULL. With RT_EXR_FAST=0 in the environment when a file is opened, it
+ * takes no fast path: every chunk is OpenEXR's (the tests' reference, and
+ * a way to rule the fast path out). */
+uint64_t tex_exr_fast_chunks(const tex_exr *f);
 
 /* Reads a whole level (scanline files: level 0 only) into *out, allocated
  * here: the data window placed at the image's top-left, info.nchannels

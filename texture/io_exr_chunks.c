@@ -1,5 +1,5 @@
-/* exr_tiles.h: EXR tiles found and read by OpenEXRCore, decoded here. */
-#include "exr_tiles.h"
+/* exr_chunks.h: EXR chunks found and read by OpenEXRCore, decoded here. */
+#include "exr_chunks.h"
 
 #include <errno.h>
 #include <libdeflate.h>
@@ -9,18 +9,18 @@
 #include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "io_exr_tiles.c copies the file's little-endian samples as they are"
+#error "io_exr_chunks.c copies the file's little-endian samples as they are"
 #endif
 
-struct tex__exr_tiles {
+struct tex__exr_chunks {
     int                             fd;
     uint64_t                        size;
     exr_context_t                   core;
     struct libdeflate_decompressor *inflater;
     tex__exr_layout                 lay;
-    size_t                          max_raw; /* bytes of a whole raw tile */
-    uint8_t                        *packed;  /* max_raw bytes: the stored tile, then raw */
-    uint8_t                        *scratch; /* max_raw bytes: the inflated tile */
+    size_t                          max_raw; /* bytes of the largest raw chunk */
+    uint8_t                        *packed;  /* max_raw bytes: the stored chunk, then raw */
+    uint8_t                        *scratch; /* max_raw bytes: the inflated chunk */
 };
 
 /* OpenEXRCore's stream: the shared descriptor, by position. */
@@ -30,8 +30,8 @@ core_read(exr_const_context_t ctx, void *user, void *buf, uint64_t n, uint64_t p
 {
     (void)ctx;
     (void)error_cb;
-    const tex__exr_tiles *t = user;
-    uint64_t              done = 0;
+    const tex__exr_chunks *t = user;
+    uint64_t               done = 0;
     while (done < n) {
         ssize_t got = pread(t->fd, (char *)buf + done, n - done, (off_t)(pos + done));
         if (got < 0 && errno == EINTR)
@@ -49,7 +49,7 @@ static int64_t
 core_size(exr_const_context_t ctx, void *user)
 {
     (void)ctx;
-    return (int64_t)((const tex__exr_tiles *)user)->size;
+    return (int64_t)((const tex__exr_chunks *)user)->size;
 }
 
 /* Said nowhere: a refusal only sends the tile to the C++ reader, which
@@ -63,19 +63,29 @@ core_quiet(exr_const_context_t ctx, exr_result_t code, const char *msg)
 }
 
 /* Whether the core sees part 0 as the C++ reader did: compression this
- * path decodes, the same tile size, and the same channels in the same
- * order at the same sizes, none subsampled. */
+ * path decodes, the same storage and chunk size, and the same channels in
+ * the same order at the same sizes, none subsampled. */
 static bool
-core_agrees(const tex__exr_tiles *t)
+core_agrees(const tex__exr_chunks *t)
 {
     exr_compression_t comp;
+    exr_storage_t     storage;
     if (exr_get_compression(t->core, 0, &comp) != EXR_ERR_SUCCESS ||
         (comp != EXR_COMPRESSION_NONE && comp != EXR_COMPRESSION_ZIP &&
-         comp != EXR_COMPRESSION_ZIPS))
+         comp != EXR_COMPRESSION_ZIPS) ||
+        exr_get_storage(t->core, 0, &storage) != EXR_ERR_SUCCESS ||
+        storage != (t->lay.tiled ? EXR_STORAGE_TILED : EXR_STORAGE_SCANLINE))
         return false;
-    uint32_t tw, th;
-    if (exr_get_tile_descriptor(t->core, 0, &tw, &th, NULL, NULL) != EXR_ERR_SUCCESS ||
-        tw != t->lay.tile_width || th != t->lay.tile_height)
+    uint32_t         tw, th;
+    int              lines;
+    exr_attr_box2i_t dw;
+    if (t->lay.tiled
+            ? exr_get_tile_descriptor(t->core, 0, &tw, &th, NULL, NULL) != EXR_ERR_SUCCESS ||
+                  tw != t->lay.chunk_width || th != t->lay.chunk_height
+            : exr_get_scanlines_per_chunk(t->core, 0, &lines) != EXR_ERR_SUCCESS ||
+                  lines != (int)t->lay.chunk_height ||
+                  exr_get_data_window(t->core, 0, &dw) != EXR_ERR_SUCCESS ||
+                  (int64_t)dw.max.x - dw.min.x + 1 != (int64_t)t->lay.chunk_width)
         return false;
     const exr_attr_chlist_t *cl;
     if (exr_get_channels(t->core, 0, &cl) != EXR_ERR_SUCCESS ||
@@ -101,16 +111,16 @@ raw_size(const tex__exr_layout *lay, uint32_t width, uint32_t height)
     return line * width * height;
 }
 
-tex__exr_tiles *
-tex__exr_tiles_open(int fd, uint64_t size, const tex__exr_layout *lay)
+tex__exr_chunks *
+tex__exr_chunks_open(int fd, uint64_t size, const tex__exr_layout *lay)
 {
-    tex__exr_tiles *t = calloc(1, sizeof *t);
+    tex__exr_chunks *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->fd = fd;
     t->size = size;
     t->lay = *lay;
-    t->max_raw = raw_size(lay, lay->tile_width, lay->tile_height);
+    t->max_raw = raw_size(lay, lay->chunk_width, lay->chunk_height);
     exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
     init.user_data = t;
     init.read_fn = core_read;
@@ -120,14 +130,14 @@ tex__exr_tiles_open(int fd, uint64_t size, const tex__exr_layout *lay)
     if (exr_start_read(&t->core, "texture", &init) != EXR_ERR_SUCCESS || !core_agrees(t) ||
         t->max_raw == 0 || !(t->inflater = libdeflate_alloc_decompressor()) ||
         !(t->packed = malloc(t->max_raw)) || !(t->scratch = malloc(t->max_raw))) {
-        tex__exr_tiles_close(t);
+        tex__exr_chunks_close(t);
         return NULL;
     }
     return t;
 }
 
 void
-tex__exr_tiles_close(tex__exr_tiles *t)
+tex__exr_chunks_close(tex__exr_chunks *t)
 {
     if (!t)
         return;
@@ -200,28 +210,47 @@ scatter(const tex__exr_layout *lay, const uint8_t *raw, uint32_t width, uint32_t
     }
 }
 
-bool
-tex__exr_tiles_read(tex__exr_tiles *t, uint32_t level, uint32_t tx, uint32_t ty, uint32_t width,
-                    uint32_t height, void *out)
+/* The chunk `ci` names, read and decoded into `out` (`row` bytes a line)
+ * if it is width x height pixels, as `lay` says. */
+static bool
+chunk_read(tex__exr_chunks *t, const exr_chunk_info_t *ci, uint32_t width, uint32_t height,
+           void *out, size_t row)
 {
-    exr_chunk_info_t ci;
-    size_t           raw_n = raw_size(&t->lay, width, height);
-    /* The core reads the chunk table once, checking every offset against
-     * the file, and this chunk's header against the tile asked for. */
-    if (width > t->lay.tile_width || height > t->lay.tile_height || raw_n == 0 || level > 255 ||
-        exr_read_tile_chunk_info(t->core, 0, (int)tx, (int)ty, (int)level, (int)level, &ci) !=
-            EXR_ERR_SUCCESS ||
-        ci.width != (int32_t)width || ci.height != (int32_t)height || ci.unpacked_size != raw_n ||
-        ci.packed_size == 0 || ci.packed_size > raw_n ||
-        exr_read_chunk(t->core, 0, &ci, t->packed) != EXR_ERR_SUCCESS)
+    size_t raw_n = raw_size(&t->lay, width, height);
+    if (raw_n == 0 || raw_n > t->max_raw || ci->width != (int32_t)width ||
+        ci->height != (int32_t)height || ci->unpacked_size != raw_n || ci->packed_size == 0 ||
+        ci->packed_size > raw_n || exr_read_chunk(t->core, 0, ci, t->packed) != EXR_ERR_SUCCESS)
         return false;
     /* A chunk that would not shrink is stored as it is, whatever the
      * compression. */
-    if (ci.compression != EXR_COMPRESSION_NONE && ci.packed_size < raw_n &&
-        !unzip(t->inflater, t->packed, ci.packed_size, t->scratch, t->packed, raw_n))
+    if (ci->compression == EXR_COMPRESSION_NONE
+            ? ci->packed_size != raw_n
+            : ci->packed_size < raw_n &&
+                  !unzip(t->inflater, t->packed, ci->packed_size, t->scratch, t->packed, raw_n))
         return false;
-    if (ci.compression == EXR_COMPRESSION_NONE && ci.packed_size != raw_n)
-        return false;
-    scatter(&t->lay, t->packed, width, height, out, (size_t)t->lay.pixel * t->lay.tile_width);
+    scatter(&t->lay, t->packed, width, height, out, row);
     return true;
+}
+
+bool
+tex__exr_chunks_tile(tex__exr_chunks *t, uint32_t level, uint32_t tx, uint32_t ty, uint32_t width,
+                     uint32_t height, void *out, size_t row)
+{
+    exr_chunk_info_t ci;
+    /* The core reads the chunk table once, checking every offset against
+     * the file, and this chunk's header against the tile asked for. */
+    return t->lay.tiled && level <= 255 && tx <= INT32_MAX && ty <= INT32_MAX &&
+           exr_read_tile_chunk_info(t->core, 0, (int)tx, (int)ty, (int)level, (int)level, &ci) ==
+               EXR_ERR_SUCCESS &&
+           chunk_read(t, &ci, width, height, out, row);
+}
+
+bool
+tex__exr_chunks_lines(tex__exr_chunks *t, int32_t y, uint32_t height, void *out, size_t row)
+{
+    exr_chunk_info_t ci;
+    /* As above. The core checks the block's header against y; so does
+     * this, which costs nothing and does not lean on that. */
+    return !t->lay.tiled && exr_read_scanline_chunk_info(t->core, 0, y, &ci) == EXR_ERR_SUCCESS &&
+           ci.start_y == y && chunk_read(t, &ci, t->lay.chunk_width, height, out, row);
 }
