@@ -11,10 +11,16 @@
  * the decoding is ours.
  *
  * Whatever this path cannot read exactly as OpenEXR would (a channel list
- * that differs from the C++ reader's, a chunk whose sizes disagree with
- * the header, a damaged stream) it refuses, and the caller reads it
+ * that differs from the C++ reader's, a chunk table OpenEXR had to rebuild
+ * or cannot follow, a chunk whose sizes disagree with the header, a
+ * damaged stream, a file that shrank) it refuses, and the caller reads it
  * through OpenEXR's C++ API instead: same pixels, same errors. The tests
- * compare the two (tests/unit/tex_exr_test.c). */
+ * compare the two (tests/unit/tex_exr_test.c). One exception, by design:
+ * libdeflate reads a few invalid deflate streams that zlib rejects (a
+ * length symbol 286 or 287, a distance code 30 or 31, ...; OpenEXR 3.2 and
+ * later, which inflate with libdeflate too, read them the same), so such a
+ * chunk gives pixels where OpenEXR 3.1 says "data decompression (zlib)
+ * failed" (tex_exr_badinput.damaged_zip_tile pins it). */
 #ifndef TEX_EXR_CHUNKS_H
 #define TEX_EXR_CHUNKS_H
 
@@ -39,9 +45,10 @@ typedef struct tex__exr_layout {
     int16_t     offset[TEX__EXR_MAX_CHANNELS]; /* byte offset in an output pixel; -1: unread */
     uint32_t    pixel;                         /* bytes per output pixel */
     bool        tiled;                         /* tiles; false: scanline blocks */
-    /* The largest chunk: a tile's size, or the data window's width and the
+    /* A chunk: a tile's size, or the data window's width and the
      * compression's lines per block (ZIP 16; ZIPS and none 1). */
     uint32_t chunk_width, chunk_height;
+    uint32_t max_lines; /* of the largest chunk: fewer in an image shorter than a block */
 } tex__exr_layout;
 
 typedef struct tex__exr_chunks tex__exr_chunks; /* one open file; one thread at a time */

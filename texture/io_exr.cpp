@@ -770,6 +770,11 @@ plan_fast_chunks(tex_exr *f)
     if ((env && strcmp(env, "0") == 0) || (!f->tiles && !f->scan) ||
         (c != Imf::NO_COMPRESSION && c != Imf::ZIP_COMPRESSION && c != Imf::ZIPS_COMPRESSION))
         return;
+    /* A chunk table OpenEXR had to rebuild by scanning the file: its
+     * chunks are wherever that scan put them, which only it knows. */
+    for (int p = 0; p < f->multi->parts(); p++)
+        if (!f->multi->partComplete(p))
+            return;
     tex__exr_layout &lay = f->fast_lay;
     size_t           ss = pixel_type_size(f->ptype);
     uint32_t         n = 0;
@@ -777,6 +782,8 @@ plan_fast_chunks(tex_exr *f)
     lay.tiled = f->tiles != nullptr;
     lay.chunk_width = lay.tiled ? f->info.tile_width : f->info.width;
     lay.chunk_height = lay.tiled ? f->info.tile_height : (uint32_t)lines_per_chunk(c);
+    lay.max_lines =
+        lay.tiled ? lay.chunk_height : std::min<uint32_t>(lay.chunk_height, f->info.height);
     const Imf::ChannelList &cl = f->header.channels();
     for (auto it = cl.begin(); it != cl.end(); ++it, n++) {
         if (n == TEX__EXR_MAX_CHANNELS)

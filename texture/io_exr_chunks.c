@@ -38,8 +38,11 @@ core_read(exr_const_context_t ctx, void *user, void *buf, uint64_t n, uint64_t p
             continue;
         if (got < 0)
             return -1;
+        /* The end before the size it had at open: the file shrank. An
+         * error, as OpenEXR's C++ reader makes it (the core would read
+         * the missing bytes of an uncompressed chunk as zeros). */
         if (got == 0)
-            break;
+            return pos + done < t->size ? -1 : (int64_t)done;
         done += (uint64_t)got;
     }
     return (int64_t)done;
@@ -120,13 +123,17 @@ tex__exr_chunks_open(int fd, uint64_t size, const tex__exr_layout *lay)
     t->fd = fd;
     t->size = size;
     t->lay = *lay;
-    t->max_raw = raw_size(lay, lay->chunk_width, lay->chunk_height);
+    t->max_raw = raw_size(lay, lay->chunk_width, lay->max_lines);
     exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
     init.user_data = t;
     init.read_fn = core_read;
     init.size_fn = core_size;
     init.error_handler_fn = core_quiet;
-    init.flags = EXR_CONTEXT_FLAG_SILENT_HEADER_PARSE;
+    /* No rebuilding of damaged chunk tables: the core rebuilds by other
+     * rules than the C++ reader, and could find a chunk where it finds
+     * none. A chunk the table cannot find goes to the C++ reader. */
+    init.flags =
+        EXR_CONTEXT_FLAG_SILENT_HEADER_PARSE | EXR_CONTEXT_FLAG_DISABLE_CHUNK_RECONSTRUCTION;
     if (exr_start_read(&t->core, "texture", &init) != EXR_ERR_SUCCESS || !core_agrees(t) ||
         t->max_raw == 0 || !(t->inflater = libdeflate_alloc_decompressor()) ||
         !(t->packed = malloc(t->max_raw)) || !(t->scratch = malloc(t->max_raw))) {
@@ -249,8 +256,7 @@ bool
 tex__exr_chunks_lines(tex__exr_chunks *t, int32_t y, uint32_t height, void *out, size_t row)
 {
     exr_chunk_info_t ci;
-    /* As above. The core checks the block's header against y; so does
-     * this, which costs nothing and does not lean on that. */
+    /* As above: the core checks the block's header against y. */
     return !t->lay.tiled && exr_read_scanline_chunk_info(t->core, 0, y, &ci) == EXR_ERR_SUCCESS &&
-           ci.start_y == y && chunk_read(t, &ci, t->lay.chunk_width, height, out, row);
+           chunk_read(t, &ci, t->lay.chunk_width, height, out, row);
 }

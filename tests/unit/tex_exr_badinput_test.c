@@ -232,25 +232,65 @@ zip_file_write(zip_file *z, tex_image *img, bool tiled)
     REQUIRE(z->table);
 }
 
-/* The file with chunk 0's stream damaged (bytes flipped in its middle,
- * after the chunk's header of `header` bytes), then with table entries 0
- * and 1 swapped, so each leads to the other chunk, which says so. */
 static void
-zip_file_damage(const zip_file *z, size_t header, bool swap)
+put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Ways to damage z's file, each on a fresh copy. */
+typedef enum zip_damage {
+    FLIP,       /* bytes flipped in the middle of chunk 0's stream */
+    SWAP,       /* table entries 0 and 1 swapped: each chunk says it is the other */
+    PAST_END,   /* entry 0 past the end of the file */
+    IN_HEADER,  /* entry 0 at byte 8, inside the header */
+    ZERO,       /* entry 0 zero: OpenEXR rebuilds the table by scanning */
+    SYMBOL_286, /* chunk 0 a stream zlib rejects and libdeflate reads */
+} zip_damage;
+
+/* A zlib stream of 1,536 bytes of 0x80 (a 16x16 half RGB tile of 0x8080
+ * after the predictor): one literal, then back-references of length 258
+ * whose first uses length symbol 286, which deflate does not define.
+ * zlib: "invalid literal/length code"; libdeflate 1.14 reads it as 258. */
+static const unsigned char symbol_286[] = {0x78, 0x01, 0x6b, 0x18, 0x03, 0xa3, 0x60,
+                                           0x14, 0x8c, 0x82, 0x51, 0x30, 0x22, 0x01,
+                                           0x00, 0x0d, 0x1e, 0x00, 0x2e};
+
+/* z's file damaged as `how` says; `header`: bytes of a chunk's header
+ * before its stream, the last 4 of them its size. */
+static void
+zip_file_damage(const zip_file *z, size_t header, zip_damage how)
 {
     unsigned char *bad = malloc(z->n);
     REQUIRE(bad);
     memcpy(bad, z->data, z->n);
-    if (swap) {
-        memcpy(bad + z->table, z->data + z->table + 8, 8);
-        memcpy(bad + z->table + 8, z->data + z->table, 8);
-    } else {
-        size_t   c0 = (size_t)u64_at(z->data + z->table);
-        uint32_t size = (uint32_t)z->data[c0 + header - 4] | (uint32_t)z->data[c0 + header - 3]
-                                                                 << 8;
-        REQUIRE(size > 8 && size < 16 * 64 * 6); /* compressed */
+    size_t   c0 = (size_t)u64_at(z->data + z->table);
+    uint32_t size = (uint32_t)z->data[c0 + header - 4] | (uint32_t)z->data[c0 + header - 3] << 8;
+    REQUIRE(size > sizeof symbol_286 && size < 16 * 64 * 6); /* compressed */
+    switch (how) {
+    case FLIP:
         for (uint32_t i = 0; i < 4; i++)
             bad[c0 + header + size / 2 + i] ^= 0x5a;
+        break;
+    case SWAP:
+        memcpy(bad + z->table, z->data + z->table + 8, 8);
+        memcpy(bad + z->table + 8, z->data + z->table, 8);
+        break;
+    case PAST_END:
+        put_u64(bad + z->table, z->n + 4096);
+        break;
+    case IN_HEADER:
+        put_u64(bad + z->table, 8);
+        break;
+    case ZERO:
+        put_u64(bad + z->table, 0);
+        break;
+    case SYMBOL_286: /* in place of the stream, its size field changed */
+        memcpy(bad + c0 + header, symbol_286, sizeof symbol_286);
+        bad[c0 + header - 4] = (unsigned char)sizeof symbol_286;
+        bad[c0 + header - 3] = 0;
+        break;
     }
     tex_test_file_write(z->path, bad, z->n);
     free(bad);
@@ -302,13 +342,41 @@ case_damaged_zip_tile(const char *arg)
     tex_test_stderr_capture();
     CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 0);
     CHECK_EQ_INT(fast, 16); /* whole: all 16 through the fast path */
-    /* A tile chunk's header: x, y, level x, level y, size. */
-    zip_file_damage(&z, 20, false);
-    CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 1);
-    CHECK_EQ_INT(fast, 15);
-    zip_file_damage(&z, 20, true);
-    CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), 2);
-    CHECK_EQ_INT(fast, 14);
+    /* A tile chunk's header: x, y, level x, level y, size. How many tiles
+     * fail, and how many of the others take the fast path. */
+    static const struct {
+        zip_damage how;
+        int        bad;
+        uint64_t   fast;
+    } cases[] = {
+        {FLIP, 1, 15},      {SWAP, 2, 14}, {PAST_END, 1, 15},
+        {IN_HEADER, 1, 15}, {ZERO, 0, 0}, /* OpenEXR finds every tile by scanning; only it reads
+                                             them */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        zip_file_damage(&z, 20, cases[i].how);
+        CHECK_EQ_INT(zip_tiles_read(&z, &img, &fast), cases[i].bad);
+        CHECK_EQ_INT(fast, cases[i].fast);
+    }
+
+    /* The one divergence, pinned: libdeflate reads a stream zlib rejects. */
+    zip_file_damage(&z, 20, SYMBOL_286);
+    char         err[TEX_ERR_LEN];
+    tex_exr     *f;
+    tex_exr_info in;
+    uint16_t     tile[16 * 16 * 3];
+    REQUIRE(tex_exr_open(z.path, &f, &in, err) == TEX_OK);
+    CHECK_EQ_INT(tex_exr_read_tile(f, 0, 0, 0, tile, err), TEX_OK);
+    CHECK_EQ_INT(tile[0], 0x8080);
+    CHECK_EQ_INT(tile[16 * 16 * 3 - 1], 0x8080);
+    tex_exr_close(f);
+    REQUIRE(setenv("RT_EXR_FAST", "0", 1) == 0);
+    REQUIRE(tex_exr_open(z.path, &f, &in, err) == TEX_OK);
+    unsetenv("RT_EXR_FAST");
+    CHECK_EQ_INT(tex_exr_read_tile(f, 0, 0, 0, tile, err), TEX_ERR_CORRUPT);
+    CHECK_CONTAINS(err, "zlib");
+    tex_exr_close(f);
+
     CHECK_EQ_INT(tex_test_stderr_release(), 0);
     free(z.data);
     tex_image_free(&img);
@@ -350,13 +418,48 @@ case_damaged_zip_lines(const char *arg)
     CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_OK);
     CHECK_EQ_INT(fast, 4); /* 64 lines, 16 a block */
     /* A scanline chunk's header: y, size. */
-    zip_file_damage(&z, 8, false);
-    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_ERR_CORRUPT);
-    CHECK_EQ_INT(fast, 0);
-    zip_file_damage(&z, 8, true);
-    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_ERR_CORRUPT);
+    static const zip_damage bad[] = {FLIP, SWAP, PAST_END, IN_HEADER};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        zip_file_damage(&z, 8, bad[i]);
+        CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_ERR_CORRUPT);
+        CHECK_EQ_INT(fast, 0);
+    }
+    zip_file_damage(&z, 8, ZERO); /* OpenEXR finds the block by scanning */
+    CHECK_EQ_INT(zip_lines_read(&z, &img, &fast), TEX_OK);
     CHECK_EQ_INT(fast, 0);
     CHECK_EQ_INT(tex_test_stderr_release(), 0);
+    free(z.data);
+    tex_image_free(&img);
+}
+
+/* An uncompressed file cut short after it was opened: an error, as
+ * OpenEXR's own reader says it, not the missing bytes read as zeros. */
+static void
+case_shrunk_after_open(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    zip_file  z;
+    zip_file_write(&z, &img, false); /* for the image; rewritten uncompressed */
+    tex_exr_write_opts opts = {.compression = TEX_EXR_NONE};
+    REQUIRE(tex_exr_write_scanline_opts(z.path, &img, NULL, 0, &opts, err) == TEX_OK);
+    tex_exr     *f;
+    tex_exr_info in;
+    tex_image    got;
+    struct stat  st;
+    REQUIRE(stat(z.path, &st) == 0);
+    REQUIRE(tex_exr_open(z.path, &f, &in, err) == TEX_OK);
+    /* 100 bytes off: inside the last line's samples, its header whole. */
+    REQUIRE(truncate(z.path, st.st_size - 100) == 0);
+    tex_test_stderr_capture();
+    CHECK_EQ_INT(tex_exr_read_image(f, 0, &got, err), TEX_ERR_CORRUPT);
+    CHECK(got.pixels == NULL);
+    CHECK_ONE_LINE(err);
+    CHECK_CONTAINS(err, "shrank");
+    CHECK_EQ_INT(tex_test_stderr_release(), 0);
+    printf("%s\n", err);
+    tex_exr_close(f);
     free(z.data);
     tex_image_free(&img);
 }
@@ -772,6 +875,7 @@ static const rt_test_case cases[] = {
     {"damaged", case_damaged},
     {"damaged_zip_tile", case_damaged_zip_tile},
     {"damaged_zip_lines", case_damaged_zip_lines},
+    {"shrunk_after_open", case_shrunk_after_open},
     {NULL, NULL},
 };
 

@@ -58,8 +58,10 @@
  * The largest allocation for a file within these limits is the image that
  * tex_exr_read_image() returns (at most TEX_MAX_PIXELS * 4 channels * 4
  * bytes); OpenEXR's buffers are of the order of one chunk, and so are the
- * fast path's (two buffers of the largest chunk, kept while the file is
- * open: 48 KiB for 64x64 tiles of half RGB).
+ * fast path's, kept while the file is open: two buffers of the largest
+ * chunk (48 KiB for 64x64 tiles of half RGB), libdeflate's 11.5 KiB, and
+ * OpenEXRCore's own parse of the headers with its copy of part 0's chunk
+ * table (8 bytes a chunk, within the limit above).
  * Before OpenEXR reads a header, every attribute is checked against what
  * is left of the file (OpenEXR allocates what a string, an unknown type or
  * a preview image claims before reading it): TEX_ERR_CORRUPT, "truncated:
