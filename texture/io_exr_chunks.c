@@ -21,28 +21,35 @@ struct tex__exr_chunks {
     size_t                          max_raw; /* bytes of the largest raw chunk */
     uint8_t                        *packed;  /* max_raw bytes: the stored chunk, then raw */
     uint8_t                        *scratch; /* max_raw bytes: the inflated chunk */
+    bool                            failed;  /* a read failed since the last call */
 };
 
-/* OpenEXRCore's stream: the shared descriptor, by position. */
+/* OpenEXRCore's stream: the shared descriptor, by position. A read past
+ * the size the file had at open is short, as a stream's end is. A read
+ * that fails (an I/O error, or the end before that size: the file shrank,
+ * which OpenEXR's C++ reader calls an error) sets `failed`, which every
+ * call here checks, and claims the bytes as zeros: OpenEXR 3.1.5's core
+ * takes a -1 from a read it allows to be short as a length, and zeroes
+ * the byte before the buffer (ASan, tex_exr_badinput.shrunk_after_open). */
 static int64_t
 core_read(exr_const_context_t ctx, void *user, void *buf, uint64_t n, uint64_t pos,
           exr_stream_error_func_ptr_t error_cb)
 {
     (void)ctx;
     (void)error_cb;
-    const tex__exr_chunks *t = user;
-    uint64_t               done = 0;
+    tex__exr_chunks *t = user;
+    uint64_t         done = 0;
     while (done < n) {
         ssize_t got = pread(t->fd, (char *)buf + done, n - done, (off_t)(pos + done));
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0)
-            return -1;
-        /* The end before the size it had at open: the file shrank. An
-         * error, as OpenEXR's C++ reader makes it (the core would read
-         * the missing bytes of an uncompressed chunk as zeros). */
-        if (got == 0)
-            return pos + done < t->size ? -1 : (int64_t)done;
+        if (got == 0 && pos + done >= t->size)
+            return (int64_t)done; /* the end */
+        if (got <= 0) {
+            t->failed = true;
+            memset((char *)buf + done, 0, n - done);
+            return (int64_t)n;
+        }
         done += (uint64_t)got;
     }
     return (int64_t)done;
@@ -134,8 +141,8 @@ tex__exr_chunks_open(int fd, uint64_t size, const tex__exr_layout *lay)
      * none. A chunk the table cannot find goes to the C++ reader. */
     init.flags =
         EXR_CONTEXT_FLAG_SILENT_HEADER_PARSE | EXR_CONTEXT_FLAG_DISABLE_CHUNK_RECONSTRUCTION;
-    if (exr_start_read(&t->core, "texture", &init) != EXR_ERR_SUCCESS || !core_agrees(t) ||
-        t->max_raw == 0 || !(t->inflater = libdeflate_alloc_decompressor()) ||
+    if (exr_start_read(&t->core, "texture", &init) != EXR_ERR_SUCCESS || t->failed ||
+        !core_agrees(t) || t->max_raw == 0 || !(t->inflater = libdeflate_alloc_decompressor()) ||
         !(t->packed = malloc(t->max_raw)) || !(t->scratch = malloc(t->max_raw))) {
         tex__exr_chunks_close(t);
         return NULL;
@@ -226,7 +233,8 @@ chunk_read(tex__exr_chunks *t, const exr_chunk_info_t *ci, uint32_t width, uint3
     size_t raw_n = raw_size(&t->lay, width, height);
     if (raw_n == 0 || raw_n > t->max_raw || ci->width != (int32_t)width ||
         ci->height != (int32_t)height || ci->unpacked_size != raw_n || ci->packed_size == 0 ||
-        ci->packed_size > raw_n || exr_read_chunk(t->core, 0, ci, t->packed) != EXR_ERR_SUCCESS)
+        ci->packed_size > raw_n || exr_read_chunk(t->core, 0, ci, t->packed) != EXR_ERR_SUCCESS ||
+        t->failed)
         return false;
     /* A chunk that would not shrink is stored as it is, whatever the
      * compression. */
@@ -244,19 +252,21 @@ tex__exr_chunks_tile(tex__exr_chunks *t, uint32_t level, uint32_t tx, uint32_t t
                      uint32_t height, void *out, size_t row)
 {
     exr_chunk_info_t ci;
+    t->failed = false;
     /* The core reads the chunk table once, checking every offset against
      * the file, and this chunk's header against the tile asked for. */
     return t->lay.tiled && level <= 255 && tx <= INT32_MAX && ty <= INT32_MAX &&
            exr_read_tile_chunk_info(t->core, 0, (int)tx, (int)ty, (int)level, (int)level, &ci) ==
                EXR_ERR_SUCCESS &&
-           chunk_read(t, &ci, width, height, out, row);
+           !t->failed && chunk_read(t, &ci, width, height, out, row);
 }
 
 bool
 tex__exr_chunks_lines(tex__exr_chunks *t, int32_t y, uint32_t height, void *out, size_t row)
 {
     exr_chunk_info_t ci;
+    t->failed = false;
     /* As above: the core checks the block's header against y. */
     return !t->lay.tiled && exr_read_scanline_chunk_info(t->core, 0, y, &ci) == EXR_ERR_SUCCESS &&
-           chunk_read(t, &ci, t->lay.chunk_width, height, out, row);
+           !t->failed && chunk_read(t, &ci, t->lay.chunk_width, height, out, row);
 }
