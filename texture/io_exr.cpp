@@ -711,7 +711,9 @@ check_header(tex_exr *f, const Imf::Header &h, char err[TEX_ERR_LEN])
             chunks = tiles_of(w, ht, tw, th);
         }
     } else {
-        uint64_t lines = std::min<uint64_t>(lines_per_chunk(h.compression()), ht);
+        /* The compression's whole block, even in a shorter image: that is
+         * what OpenEXR allocates its line buffers for. */
+        uint64_t lines = lines_per_chunk(h.compression());
         chunk_pixels = w * lines;
         chunks = (ht + lines - 1) / lines;
     }

@@ -512,10 +512,11 @@ typedef struct spec {
                                    * claiming this many bytes (8 present); 0: none */
     uint32_t preview;             /* a preview image this wide and high; 0: none */
     int32_t  x0;                  /* the data window's left edge (then w wide) */
+    uint8_t  compression;         /* OpenEXR's number: 0 none, 3 ZIP */
 } spec;
 
-/* An uncompressed single-part file: the header and `table` zero entries of
- * chunk table, no pixels. */
+/* A single-part file (uncompressed unless sp->compression says): the
+ * header and `table` zero entries of chunk table, no pixels. */
 static void
 write_spec(const char *path, const spec *sp)
 {
@@ -547,7 +548,7 @@ write_spec(const char *path, const spec *sp)
     }
     put(&b, "", 1);
     put_attr(&b, "compression", "compression", 1);
-    put(&b, "", 1); /* none */
+    put(&b, &sp->compression, 1);
     for (int i = 0; i < 2; i++) {
         /* The display window at most 64 x 64: OpenEXR refuses a huge one
          * itself, before the data window is looked at. */
@@ -622,6 +623,19 @@ case_too_large(const char *arg)
     /* 4000 float channels: a 65536-pixel scanline of 1 GB. */
     expect_spec(&(spec){.w = 65536, .h = 1, .nchannels_extra = 4000, .table = 1}, TEX_ERR_TOO_LARGE,
                 "over the limit of 67108864 bytes");
+    /* 18 channels of 4 bytes, 65536 wide, one line: 4.5 MiB uncompressed,
+     * but OpenEXR gives ZIP a buffer of 16 lines, 72 MiB, however short
+     * the image. */
+    spec wide = {.w = 65536, .h = 1, .nchannels_extra = 17, .table = 1, .compression = 3};
+    expect_spec(&wide, TEX_ERR_TOO_LARGE, "over the limit of 67108864 bytes");
+    wide.compression = 0; /* one line a block: opens */
+    const char  *path = tex_test_path("made.exr");
+    tex_exr     *f;
+    tex_exr_info info;
+    char         err[TEX_ERR_LEN];
+    write_spec(path, &wide);
+    CHECK_EQ_INT(tex_exr_open(path, &f, &info, err), TEX_OK);
+    tex_exr_close(f);
 }
 
 /* An attribute claiming 1.3 GB in a file of 400 bytes (found by

@@ -44,7 +44,9 @@
  * - the data window against TEX_MAX_DIM and TEX_MAX_PIXELS
  *   (tex_check_size(): TEX_ERR_TOO_LARGE);
  * - a tile of at most TEX_EXR_MAX_TILE_PIXELS pixels (TEX_ERR_TOO_LARGE);
- * - one chunk (a tile, or a block of scanlines, all channels, unpacked) of
+ * - one chunk (a tile, or a block of scanlines, all channels, unpacked;
+ *   a whole block of the compression's lines even where the image is
+ *   shorter, as OpenEXR allocates it) of
  *   at most TEX_EXR_MAX_CHUNK_BYTES (TEX_ERR_TOO_LARGE), which bounds
  *   OpenEXR's own buffers however many channels a header lists: its
  *   decompressor, made when a part is opened, takes up to about 1.4 times
