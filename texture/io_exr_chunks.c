@@ -62,7 +62,7 @@ core_size(exr_const_context_t ctx, void *user)
     return (int64_t)((const tex__exr_chunks *)user)->size;
 }
 
-/* Said nowhere: a refusal only sends the tile to the C++ reader, which
+/* Said nowhere: a refusal only sends the chunk to the C++ reader, which
  * words its own error. */
 static void
 core_quiet(exr_const_context_t ctx, exr_result_t code, const char *msg)
@@ -111,7 +111,7 @@ core_agrees(const tex__exr_chunks *t)
     return true;
 }
 
-/* Bytes of a raw tile of width x height pixels. */
+/* Bytes of a raw chunk of width x height pixels. */
 static size_t
 raw_size(const tex__exr_layout *lay, uint32_t width, uint32_t height)
 {
