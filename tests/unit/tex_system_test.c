@@ -446,6 +446,64 @@ case_missing(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Every half value through a half image's MIP build (mip.c converts its
+ * rows eight at a time by F16C where the CPU has it): level 0 made of 2x2
+ * blocks of one value each, all 65,536 of them, so level 1 is each value
+ * again, exactly: the mean of four equal values is the value. Its bits
+ * must be tex_float_to_half(tex_half_to_float(v)): the value itself, or
+ * for a NaN the canonical quiet one of its sign. Then blocks of v above
+ * v + 1: their mean lies halfway between two halves, so the way back
+ * rounds a tie to even, as tex_float_to_half() does. */
+static void
+case_half_rows(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image a, b;
+    REQUIRE(tex_image_alloc(&a, 512, 512, 1, TEX_TYPE_HALF, err) == TEX_OK);
+    uint16_t *p = a.pixels;
+    for (uint32_t v = 0; v < 65536; v++) {
+        uint32_t x = v % 256 * 2, y = v / 256 * 2;
+        p[y * 512 + x] = p[y * 512 + x + 1] = (uint16_t)v;
+        p[(y + 1) * 512 + x] = p[(y + 1) * 512 + x + 1] = (uint16_t)v;
+    }
+    REQUIRE(tex_image_downsample(&a, &b, err) == TEX_OK);
+    REQUIRE(b.width == 256 && b.height == 256 && b.type == TEX_TYPE_HALF);
+    uint32_t wrong = 0;
+    for (uint32_t v = 0; v < 65536; v++) {
+        uint16_t got = ((const uint16_t *)b.pixels)[v];
+        uint16_t want = tex_float_to_half(tex_half_to_float((uint16_t)v));
+        bool     nan = (v & 0x7c00) == 0x7c00 && (v & 0x3ff);
+        if (got != want || (!nan && got != v) || (nan && got != ((v & 0x8000) | 0x7e00))) {
+            if (wrong++ < 5)
+                RT_CHECK_FAIL_("half %04x came out of the MIP build as %04x", v, got);
+        }
+    }
+    CHECK_EQ_INT(wrong, 0);
+    tex_image_free(&b);
+
+    for (uint32_t v = 0; v < 65536; v++) {
+        uint32_t x = v % 256 * 2, y = v / 256 * 2;
+        p[y * 512 + x] = p[y * 512 + x + 1] = (uint16_t)v;
+        p[(y + 1) * 512 + x] = p[(y + 1) * 512 + x + 1] = (uint16_t)(v + 1);
+    }
+    REQUIRE(tex_image_downsample(&a, &b, err) == TEX_OK);
+    uint32_t ties = 0;
+    for (uint32_t v = 0; v < 65536; v++) {
+        uint16_t lo = (uint16_t)v, hi = (uint16_t)(v + 1);
+        if ((lo & 0x7c00) == 0x7c00 || (hi & 0x7c00) == 0x7c00 || (lo ^ hi) & 0x8000)
+            continue; /* infinities, NaNs, and the two sign changes */
+        float    mid = (float)(0.5 * tex_half_to_float(lo) + 0.5 * tex_half_to_float(hi));
+        uint16_t got = ((const uint16_t *)b.pixels)[v], want = tex_float_to_half(mid);
+        ties += want == (lo & 1 ? hi : lo); /* the even one of the two */
+        if (got != want && wrong++ < 5)
+            RT_CHECK_FAIL_("halves %04x and %04x: mean %04x, %04x wanted", lo, hi, got, want);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(ties > 60000); /* nearly every pair is a tie, rounded to even */
+    tex_image_free(&a), tex_image_free(&b);
+}
+
 static void
 case_downsample(const char *arg)
 {
@@ -1693,6 +1751,7 @@ main(int argc, char **argv)
         {"maketx_levels", case_maketx_levels},
         {"spill_levels", case_spill_levels},
         {"clock", case_clock},
+        {"half_rows", case_half_rows},
         {NULL, NULL},
     };
     dir = tex_test_dir();
