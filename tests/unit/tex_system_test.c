@@ -504,6 +504,68 @@ case_half_rows(const char *arg)
     tex_image_free(&a), tex_image_free(&b);
 }
 
+/* A half RGBA EXR is premultiplied, so each tile is divided by its alpha
+ * as it loads (cache_tiles.c: two pixels at a time by F16C where the CPU
+ * has it). Every texel of random halves, alphas of every kind among them
+ * (normal, subnormal, zero of either sign, negative, infinite, NaN) and
+ * some colours infinite or NaN, must come back as the one-pixel division
+ * gives it: colour / alpha, rounded to half, where alpha > 0; as stored
+ * elsewhere. */
+static void
+case_unpremultiply_half(const char *arg)
+{
+    (void)arg;
+    enum { W = 64, H = 48 };
+    char      path[512], err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, W, H, 4, TEX_TYPE_HALF, err) == TEX_OK);
+    uint16_t             *p = img.pixels;
+    uint64_t              seed = 12345;
+    static const uint16_t alphas[] = {0x3c00, 0x0001, 0x03ff, 0x0000, 0x8000, 0xbc00,
+                                      0x7c00, 0x7e00, 0x1400, 0x2e66, 0x3800, 0x7bff};
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        for (int c = 0; c < 3; c++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            uint16_t v = (uint16_t)(seed >> 48);
+            p[i * 4 + c] = (v & 0x7c00) == 0x7c00 && i % 97 ? v & 0xbfff : v; /* few inf/NaN */
+        }
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        p[i * 4 + 3] = i % 3 ? alphas[(seed >> 40) % 12] : (uint16_t)((seed >> 48) & 0x7bff);
+    }
+    snprintf(path, sizeof path, "%s/premultiplied.exr", dir);
+    REQUIRE(tex_exr_write_tiled(path, &img, 1, 16, NULL, 0, err) == TEX_OK);
+    ustr        name = ustr_intern_cstr(path);
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.filter = TEX_FILTER_CLOSEST};
+    uint32_t    wrong = 0, divided = 0;
+    for (uint32_t y = 0; y < H; y++)
+        for (uint32_t x = 0; x < W; x++) {
+            const uint16_t *t = p + ((size_t)y * W + x) * 4;
+            float           got[4], a = tex_half_to_float(t[3]);
+            CHECK_EQ_INT(tex_lookup(ts, tc, name, (x + 0.5f) / W, (y + 0.5f) / H, NULL, &o, got),
+                         TEX_OK);
+            for (int c = 0; c < 4; c++) {
+                uint16_t want = t[c];
+                if (c < 3 && a > 0) {
+                    want = tex_float_to_half(tex_half_to_float(t[c]) / a);
+                    divided++;
+                }
+                float w = tex_half_to_float(want);
+                if (isnan(w) ? !isnan(got[c]) : memcmp(&w, &got[c], sizeof w) != 0) {
+                    if (wrong++ < 5)
+                        RT_CHECK_FAIL_("texel (%u, %u) channel %d: %g, %g wanted", x, y, c,
+                                       (double)got[c], (double)w);
+                }
+            }
+        }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(divided > W * H); /* most colours were divided */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+    tex_image_free(&img);
+}
+
 static void
 case_downsample(const char *arg)
 {
@@ -1752,6 +1814,7 @@ main(int argc, char **argv)
         {"spill_levels", case_spill_levels},
         {"clock", case_clock},
         {"half_rows", case_half_rows},
+        {"unpremultiply_half", case_unpremultiply_half},
         {NULL, NULL},
     };
     dir = tex_test_dir();
