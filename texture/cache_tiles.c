@@ -23,7 +23,6 @@
  * A reclaim then costs a system call, so retired tiles are scanned in
  * batches: once there are more of them than threads (reclaim_locked()). */
 #include "tex_io_internal.h"
-#include "tex_sample_internal.h" /* tex__have_f16c */
 #include "texture_internal.h"
 #include "ustr_fence.h"
 
@@ -36,6 +35,9 @@
 #include <unistd.h>
 #ifdef __GLIBC__    /* defined by the headers above */
 #include <malloc.h> /* malloc_trim() */
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 /* ---- the spill file ---- */
@@ -505,7 +507,8 @@ alpha_positive(const void *a, tex_type type)
  * either way, so the bits are unpremultiply_one()'s; a pair holding a NaN
  * (before or after) takes it, since the functions make NaNs canonical
  * only where they convert, and halves left as they are keep their bits.
- * Returns how many pixels it did (the rest are the caller's). */
+ * Returns how many pixels it did: all but fewer than 2, or up to a pair
+ * holding a NaN (the rest are the caller's). */
 __attribute__((target("f16c"))) static size_t
 unpremultiply_rgba_half_f16c(uint16_t *p, size_t n)
 {
@@ -527,33 +530,30 @@ unpremultiply_rgba_half_f16c(uint16_t *p, size_t n)
 }
 #endif
 
+/* Pixel i of `pixels`, its colour divided by its alpha where that is above 0. */
+static void
+unpremultiply_pixel(void *pixels, size_t i, uint32_t nchannels, tex_type type)
+{
+    size_t size = tex_type_size(type);
+    char  *p = (char *)pixels + i * nchannels * size, *a = p + (nchannels - 1) * size;
+    if (alpha_positive(a, type))
+        for (uint32_t k = 0; k + 1 < nchannels; k++)
+            unpremultiply_one(p + k * size, a, type);
+}
+
 void
 tex__unpremultiply(void *pixels, size_t n, uint32_t nchannels, tex_type type)
 {
-    size_t size = tex_type_size(type);
     if (nchannels != 2 && nchannels != 4)
         return;
+    size_t i = 0;
 #if defined(__x86_64__)
-    /* Runs of pairs by F16C; a pair it leaves goes one pixel at a time. */
-    while (tex__have_f16c && nchannels == 4 && type == TEX_TYPE_HALF && n >= 2) {
-        size_t done = unpremultiply_rgba_half_f16c(pixels, n);
-        pixels = (uint16_t *)pixels + done * 4;
-        n -= done;
-        size_t one = n < 2 ? n : 2; /* the pair with a NaN, or the odd last pixel */
-        for (size_t i = 0; i < one; i++) {
-            uint16_t *px = (uint16_t *)pixels + i * 4;
-            if (alpha_positive(px + 3, type))
-                for (uint32_t k = 0; k < 3; k++)
-                    unpremultiply_one(px + k, px + 3, type);
-        }
-        pixels = (uint16_t *)pixels + one * 4;
-        n -= one;
-    }
+    /* Runs of pairs by F16C; a pair holding a NaN, one pixel at a time. */
+    if (nchannels == 4 && type == TEX_TYPE_HALF && tex__cpu_f16c())
+        while ((i += unpremultiply_rgba_half_f16c((uint16_t *)pixels + i * 4, n - i)) + 2 <= n)
+            for (size_t end = i + 2; i < end; i++)
+                unpremultiply_pixel(pixels, i, nchannels, type);
 #endif
-    for (size_t i = 0; i < n; i++) {
-        char *p = (char *)pixels + i * nchannels * size, *a = p + (nchannels - 1) * size;
-        if (alpha_positive(a, type))
-            for (uint32_t k = 0; k + 1 < nchannels; k++)
-                unpremultiply_one(p + k * size, a, type);
-    }
+    for (; i < n; i++)
+        unpremultiply_pixel(pixels, i, nchannels, type);
 }

@@ -1419,9 +1419,9 @@ tex_exr_read_image(tex_exr *f, uint32_t level, tex_image *out, char err[TEX_ERR_
     forget_end(f);
     try {
         size_t xs = f->info.nchannels * pixel_type_size(f->ptype), ys = xs * out->width;
-        if (!f->rgba && fast_read_image(f, level, out)) {
+        if (!f->rgba && fast_read_image(f, level, out))
             return TEX_OK;
-        } else if (f->rgba) {
+        if (f->rgba) {
             read_rgba(f, out);
         } else if (f->scan) {
             char *base = origin_shift(out->pixels, f->window.min.x, f->window.min.y, xs, ys);

@@ -1,12 +1,11 @@
 /* exr_chunks.h: EXR chunks found and read by OpenEXRCore, decoded here. */
 #include "exr_chunks.h"
+#include "tex_io_internal.h" /* tex__pio_all() */
 
-#include <errno.h>
 #include <libdeflate.h>
 #include <openexr.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "io_exr_chunks.c copies the file's little-endian samples as they are"
@@ -38,21 +37,13 @@ core_read(exr_const_context_t ctx, void *user, void *buf, uint64_t n, uint64_t p
     (void)ctx;
     (void)error_cb;
     tex__exr_chunks *t = user;
-    uint64_t         done = 0;
-    while (done < n) {
-        ssize_t got = pread(t->fd, (char *)buf + done, n - done, (off_t)(pos + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got == 0 && pos + done >= t->size)
-            return (int64_t)done; /* the end */
-        if (got <= 0) {
-            t->failed = true;
-            memset((char *)buf + done, 0, n - done);
-            return (int64_t)n;
-        }
-        done += (uint64_t)got;
+    uint64_t         have = pos < t->size ? (n < t->size - pos ? n : t->size - pos) : 0;
+    if (!tex__pio_all(t->fd, false, buf, (size_t)have, pos)) {
+        t->failed = true;
+        memset(buf, 0, n);
+        return (int64_t)n;
     }
-    return (int64_t)done;
+    return (int64_t)have;
 }
 
 static int64_t
@@ -205,7 +196,7 @@ scatter_float(const uint8_t *src, uint32_t n, uint8_t *dst, size_t stride)
         memcpy(dst + x * stride, src + 4 * (size_t)x, 4);
 }
 
-/* The raw tile's lines, each channel after the other, into interleaved
+/* The raw chunk's lines, each channel after the other, into interleaved
  * output pixels `row` bytes a line. */
 static void
 scatter(const tex__exr_layout *lay, const uint8_t *raw, uint32_t width, uint32_t height,

@@ -1,14 +1,12 @@
 /* Sampling: MIP level choice from the footprint, wrap modes, texel decoding
  * and the filters. */
+#include "tex_io_internal.h" /* tex__cpu_f16c() */
 #include "tex_sample_internal.h"
 #include "texture_internal.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 float                 tex__srgb_u8[256];  /* sRGB-encoded byte -> linear */
 float                 tex__unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
@@ -22,12 +20,7 @@ srgb_init(void)
         tex__srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
         tex__unorm_u8[i] = (float)i * (1.0f / 255.0f);
     }
-#if defined(__x86_64__)
-    /* CPUID leaf 1, ECX bit 29 (bit_F16C); __builtin_cpu_supports("f16c")
-     * says the same, but clang before 16 does not know the name. */
-    unsigned eax, ebx, ecx, edx;
-    tex__have_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-#endif
+    tex__have_f16c = tex__cpu_f16c(); /* a plain flag for the samplers' hot path */
 }
 
 /* What one lookup carries between texel fetches: the last tile it used, so

@@ -4,7 +4,7 @@
  * w takes the input interval [i W / w, (i + 1) W / w), partial pixels
  * weighted by overlap. sRGB-encoded data is filtered in linear light and
  * encoded again. */
-#include "tex_image.h"
+#include "tex_io_internal.h" /* tex__cpu_f16c() */
 
 #include <math.h>
 #include <pthread.h>
@@ -28,7 +28,6 @@
 enum { SRGB_CELLS = 4096 };
 static float          srgb_down[256], srgb_up[256];
 static uint8_t        srgb_start[SRGB_CELLS + 1];
-static bool           have_f16c; /* the CPU converts halves in hardware */
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -45,11 +44,27 @@ srgb_tables(void)
             code++;
         srgb_start[i] = (uint8_t)code;
     }
+}
+
+static bool           f16c;
+static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
+
+static void
+f16c_detect(void)
+{
 #if defined(__x86_64__)
-    /* As lookup_sample.c asks: CPUID leaf 1, ECX bit 29. */
+    /* CPUID leaf 1, ECX bit 29 (bit_F16C); __builtin_cpu_supports("f16c")
+     * says the same, but clang before 16 does not know the name. */
     unsigned eax, ebx, ecx, edx;
-    have_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+    f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
 #endif
+}
+
+bool
+tex__cpu_f16c(void)
+{
+    pthread_once(&f16c_once, f16c_detect);
+    return f16c;
 }
 
 /* v in [0, 1]. A cell holds at most one threshold (above), so one
@@ -337,7 +352,7 @@ static void
 halves_to_floats(const uint16_t *in, float *out, size_t n)
 {
 #if defined(__x86_64__)
-    if (have_f16c) {
+    if (tex__cpu_f16c()) {
         halves_to_floats_f16c(in, out, n);
         return;
     }
@@ -350,7 +365,7 @@ static void
 floats_to_halves(const float *in, uint16_t *out, size_t n)
 {
 #if defined(__x86_64__)
-    if (have_f16c) {
+    if (tex__cpu_f16c()) {
         floats_to_halves_f16c(in, out, n);
         return;
     }

@@ -68,6 +68,10 @@ void tex__io_message(char err[TEX_ERR_LEN], const char *prefix, const char *msg)
  * file, or no room). The spill file and the TIFF writer's levels. */
 bool tex__pio_all(int fd, bool write, void *buf, size_t n, uint64_t at);
 
+/* Whether the CPU converts halves in hardware (F16C), asked once (mip.c);
+ * the code built for it is chosen by this at run time. Any thread. */
+bool tex__cpu_f16c(void);
+
 /* Whether the first 4 bytes of a file are a TIFF's: little- or big-endian,
  * classic (42) or BigTIFF (43). */
 bool tex__tiff_magic(const unsigned char m[4]);
