@@ -24,6 +24,8 @@ done
 grep -qE '^01 hot intern: [0-9.]+ Mops at 1 thread, [0-9.]+ at [0-9]+: [0-9.]+x' "$sum" ||
     fail "01: $(grep '^01' "$sum")"
 grep -qE '^02 intern floor: ratio=[0-9.]+ ' "$sum" || fail "02: $(grep '^02' "$sum")"
+grep -qE '^02 at [0-9]+ threads: speedup([0-9]+)=[0-9.]+ floor_speedup\1=[0-9.]+ ' "$sum" ||
+    fail "02: no ceiling: $(grep '^02' "$sum")"
 [ "$(grep -cE '^04 -t [0-9]+: study [0-9.]+ s, standalone [0-9.]+ s' "$sum")" = 2 ] ||
     fail "04: $(grep '^04' "$sum")"
 [ "$(grep -cE '^05 -t [0-9]+ --open-textures (upfront|lazy): [0-9.]+ s, on a CPU [0-9]+%' "$sum")" = 2 ] ||

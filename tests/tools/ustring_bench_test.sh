@@ -55,7 +55,8 @@ floor)
     # agree only if the floor ran every operation and found the very string the table did.
     floor_re='^ustring-bench floor lock=(mutex|spin|rwspin|sharded|lockfree) threads=1 ops=[0-9]+'
     floor_re+=' floor_mops=[0-9.]+ mops=[0-9.]+ ratio=[0-9.]+ spread=[0-9.]+-[0-9.]+'
-    floor_re+=' speedup2=[0-9.]+ checksum=[0-9a-f]{16} floor_checksum=[0-9a-f]{16}$'
+    floor_re+=' speedup2=[0-9.]+ floor_speedup2=[0-9.]+ checksum=[0-9a-f]{16}'
+    floor_re+=' floor_checksum=[0-9a-f]{16}$'
     same_work() { # $1: what the run was, $2: its output, $3: the lines it should have
         local out=$2 n sums
         n=$(grep -cE "$floor_re" <<<"$out")
@@ -85,7 +86,16 @@ floor)
     rm -f "$tmp"
     [ $rc = 0 ] || fail "colliding strings: exit $rc"
     same_work "colliding strings" "$out" 5
-    for args in "--scale" "--new-fraction 0.1" "--threads 2"; do
+    # The ceiling: the floor read by many threads at once, beside the table at as many.
+    # The checksums now also sum the runs at 2 and 3 threads, every thread drawing its own
+    # operations, so they agree only if the floor's threads each did the table's work.
+    out=$("$bench" --floor --generate 100 --ops 3000 --repeat 2 --threads 3,2 --lock sharded) ||
+        fail "--threads 3,2: exit $?"
+    line_re='^ustring-bench floor lock=sharded threads=1 ops=3000 .* spread=[0-9.]+-[0-9.]+'
+    line_re+=' speedup3=[0-9.]+ floor_speedup3=[0-9.]+ speedup2=[0-9.]+ floor_speedup2=[0-9.]+'
+    line_re+=' checksum=([0-9a-f]{16}) floor_checksum=\1$'
+    grep -qE "$line_re" <<<"$out" || fail "--threads 3,2: got: $out"
+    for args in "--scale" "--new-fraction 0.1" "--threads 1" "--threads 2,1"; do
         # shellcheck disable=SC2086
         "$bench" --floor $args --ops 10 >/dev/null 2>&1
         rc=$?

@@ -15,7 +15,10 @@
  * addresses, and the difference between their times is the index and what
  * the table does around it, not where the characters happen to lie.
  *
- * One thread only, and only while the table whose strings it holds lives.
+ * Built by one thread; once built, read by any number at once
+ * (intern_floor_find() writes nothing), which makes the ceiling of a hot
+ * intern's speed-up: the same lookups from many threads with nothing shared
+ * written. Only while the table whose strings it holds lives.
  * docs/benchmarks.md ("The floor for a hot intern") has what it measured. */
 #ifndef RT_TOOLS_INTERN_FLOOR_H
 #define RT_TOOLS_INTERN_FLOOR_H
@@ -25,10 +28,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct intern_floor intern_floor; /* opaque; one thread, never shared */
+typedef struct intern_floor intern_floor; /* opaque */
 
 /* An empty floor with room for n strings at most half full; free it with
- * intern_floor_destroy(). NULL when out of memory. */
+ * intern_floor_destroy(). NULL when out of memory. Adding and freeing are
+ * one thread's, with no reader meanwhile. */
 intern_floor *intern_floor_create(size_t n);
 
 /* Frees the index; the strings stay their table's. NULL is a no-op. */

@@ -9,11 +9,14 @@
  * against the floor (intern_floor.h), one line per strategy:
  *
  *   ustring-bench floor lock=L threads=1 ops=N floor_mops=F mops=R ratio=X
- *       spread=A-B speedup2=S checksum=C floor_checksum=C
+ *       spread=A-B speedup2=S floor_speedup2=G checksum=C floor_checksum=C
  *
  * (one line), where X is the median over the rounds of the table's time
- * over the floor's, A-B its range, and S the table's 2-thread throughput
- * over its 1-thread throughput. */
+ * over the floor's, A-B its range, S the table's 2-thread throughput over
+ * its 1-thread throughput and G the same for the floor read by 2 threads at
+ * once: what this machine gives the simplest code, the ceiling for S. With
+ * --threads T,..., a speedupT=S floor_speedupT=G pair for each T instead of
+ * 2. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "intern_floor.h"
@@ -61,14 +64,15 @@ typedef struct bench {
 } bench;
 
 typedef struct worker {
-    const bench       *b;
-    const workload    *w;
-    ustr_table        *table;
-    pthread_barrier_t *start;
-    unsigned           t;
-    double             start_time, end_time; /* read by the thread itself */
-    uint64_t           checksum;
-    bool               failed;
+    const bench        *b;
+    const workload     *w;
+    ustr_table         *table;
+    const intern_floor *floor; /* non-NULL: look up here instead (--floor) */
+    pthread_barrier_t  *start;
+    unsigned            t;
+    double              start_time, end_time; /* read by the thread itself */
+    uint64_t            checksum;
+    bool                failed;
 } worker;
 
 static const char usage_text[] =
@@ -89,9 +93,11 @@ static const char usage_text[] =
     "  --scale           run hot, 10% new, 100% new and same-string workloads for\n"
     "                    every lock and print tables of throughput and speed-up\n"
     "  --stats           print the table's statistics after each configuration\n"
-    "  --floor           hot lookups against the floor, a single-threaded table with\n"
-    "                    the same hash and compare; rounds alternate the floor, the\n"
-    "                    table at 1 thread and at 2 threads (--repeat, default 5)\n";
+    "  --floor           hot lookups against the floor, a plain table with the same\n"
+    "                    hash and compare; rounds alternate the floor and the table\n"
+    "                    at 1 thread, then both at each --threads count (default 2;\n"
+    "                    the floor's speed-up is the machine's ceiling); --repeat\n"
+    "                    rounds, default 5\n";
 
 /* ---- strings ---- */
 
@@ -229,10 +235,13 @@ table_preloaded(const bench *b, ustr_lock lock)
  * barrier, and the run lasts from the first thread's start to the last
  * one's end, as each thread reads the clock itself (a main thread that took
  * the times could be descheduled behind the workers when they outnumber the
- * cores). *checksum: the sum of the threads' checksums. */
+ * cores). With `floor`, the threads look up there instead of in `table`.
+ * *checksum: the sum of the threads' checksums. */
+static void *floor_main(void *arg);
+
 static double
-run_threads(const bench *b, const workload *w, ustr_table *table, unsigned nthreads,
-            uint64_t *checksum)
+run_threads(const bench *b, const workload *w, ustr_table *table, const intern_floor *floor,
+            unsigned nthreads, uint64_t *checksum)
 {
     worker           *wk = calloc(nthreads, sizeof *wk);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
@@ -241,8 +250,8 @@ run_threads(const bench *b, const workload *w, ustr_table *table, unsigned nthre
         tool_die("out of memory");
     pthread_barrier_init(&start, NULL, nthreads + 1);
     for (unsigned t = 0; t < nthreads; t++) {
-        wk[t] = (worker){.b = b, .w = w, .table = table, .start = &start, .t = t};
-        if (pthread_create(&tid[t], NULL, worker_main, &wk[t]) != 0)
+        wk[t] = (worker){.b = b, .w = w, .table = table, .floor = floor, .start = &start, .t = t};
+        if (pthread_create(&tid[t], NULL, floor ? floor_main : worker_main, &wk[t]) != 0)
             tool_die("cannot start a thread");
     }
     pthread_barrier_wait(&start);
@@ -271,7 +280,7 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
 {
     ustr_table *table = table_preloaded(b, lock);
     uint64_t    checksum;
-    double      secs = run_threads(b, w, table, nthreads, &checksum);
+    double      secs = run_threads(b, w, table, NULL, nthreads, &checksum);
     if (last && b->print_stats) {
         ustr_stats s;
         ustr_table_stats(table, &s);
@@ -364,28 +373,30 @@ floor_over(const bench *b, ustr_table *table)
     return f;
 }
 
-/* worker_main() as thread 0, on the floor: the same warm-up, draws, lines
- * and checksum, so that the checksums agree only if both did the same
- * work. Seconds of the timed part. A frame of its own, as worker_main()
- * has, so that perf and callgrind can name the floor's loop. */
-static __attribute__((noinline)) double
-floor_run(const bench *b, const workload *w, const intern_floor *f, uint64_t *checksum)
+/* worker_main() on the floor: the same warm-up, draws, lines and checksum,
+ * so that the checksums agree only if both did the same work. The floor is
+ * only read here, so any number of threads may share it. */
+static void *
+floor_main(void *arg)
 {
-    const strings *l = &b->lines;
-    uint64_t       x = tool_seed(0), sum = 0;
+    worker         *wk = arg;
+    const strings  *l = &wk->b->lines;
+    const workload *w = wk->w;
+    uint64_t        x = tool_seed(wk->t), sum = 0;
     for (size_t i = 0; i < l->n && i < WARM_UP; i++)
-        sum += (uintptr_t)intern_floor_find(f, l->s[i], l->len[i]);
-    double start = tool_now();
+        sum += (uintptr_t)intern_floor_find(wk->floor, l->s[i], l->len[i]);
+    pthread_barrier_wait(wk->start);
+    wk->start_time = tool_now();
     for (uint64_t i = 0; i < w->ops; i++) {
         size_t k = line_of(w, l, tool_xorshift64star(&x));
-        ustr   u = intern_floor_find(f, l->s[k], l->len[k]);
+        ustr   u = intern_floor_find(wk->floor, l->s[k], l->len[k]);
         if (!u)
             tool_die("the floor lost line %zu", k);
         sum += (uintptr_t)u;
     }
-    double secs = tool_now() - start;
-    *checksum = sum;
-    return secs;
+    wk->end_time = tool_now();
+    wk->checksum = sum;
+    return NULL;
 }
 
 /* The least and the greatest of v[0..n), n >= 1. */
@@ -400,36 +411,53 @@ range_of(const double *v, int n, double *lo, double *hi)
 }
 
 /* --repeat rounds, each the floor, then the table at 1 thread on the same
- * strings, then the table at 2 threads: interleaved, so that a machine
- * busy for a while slows both sides of a round rather than one side of the
- * comparison. Ratios are taken within a round; the line gives their
- * median and range. */
+ * strings, then both at each --threads count: interleaved, so that a
+ * machine busy for a while slows both sides of a round rather than one
+ * side of the comparison. Ratios are taken within a round; the line gives
+ * their median and range. The floor's speed-up is the ceiling for the
+ * table's: the same lookups from many threads with nothing shared written,
+ * so what holds it under T is the machine (clocks that drop as cores wake,
+ * a shared cache, a busy neighbour), not the table. */
 static void
 run_floor(const bench *b, const workload *w, ustr_lock lock)
 {
-    double   floor_secs[64], secs[64], ratio[64], speedup2[64];
+    double   floor_secs[64], secs[64], ratio[64];
+    double   speedup[MAX_LIST][64], floor_speedup[MAX_LIST][64];
     uint64_t sum = 0, floor_sum = 0, s;
     for (int k = 0; k < b->repeat; k++) {
         ustr_table   *table = table_preloaded(b, lock);
         intern_floor *f = floor_over(b, table);
-        floor_secs[k] = floor_run(b, w, f, &s);
+        floor_secs[k] = run_threads(b, w, table, f, 1, &s);
         floor_sum += s;
-        secs[k] = run_threads(b, w, table, 1, &s);
+        secs[k] = run_threads(b, w, table, NULL, 1, &s);
         sum += s;
+        ratio[k] = secs[k] / floor_secs[k];
+        for (int j = 0; j < b->nthreads; j++) {
+            unsigned n = b->threads[j];
+            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s);
+            floor_sum += s;
+            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s);
+            sum += s;
+        }
+        if (k == b->repeat - 1 && b->print_stats) {
+            ustr_stats st;
+            ustr_table_stats(table, &st);
+            ustr_stats_print(&st, "  ", stderr);
+        }
         intern_floor_destroy(f);
         ustr_table_destroy(table);
-        ratio[k] = secs[k] / floor_secs[k];
-        speedup2[k] = 2 * secs[k] / run_once(b, w, lock, 2, k == b->repeat - 1);
     }
     int    n = b->repeat;
     double lo, hi;
     range_of(ratio, n, &lo, &hi);
     printf("ustring-bench floor lock=%s threads=1 ops=%" PRIu64 " floor_mops=%.2f mops=%.2f "
-           "ratio=%.2f spread=%.2f-%.2f speedup2=%.2f checksum=%016" PRIx64
-           " floor_checksum=%016" PRIx64 "\n",
+           "ratio=%.2f spread=%.2f-%.2f",
            ustr_lock_name(lock), w->ops, (double)w->ops / tool_median(floor_secs, n) / 1e6,
-           (double)w->ops / tool_median(secs, n) / 1e6, tool_median(ratio, n), lo, hi,
-           tool_median(speedup2, n), sum, floor_sum);
+           (double)w->ops / tool_median(secs, n) / 1e6, tool_median(ratio, n), lo, hi);
+    for (int j = 0; j < b->nthreads; j++)
+        printf(" speedup%u=%.2f floor_speedup%u=%.2f", b->threads[j], tool_median(speedup[j], n),
+               b->threads[j], tool_median(floor_speedup[j], n));
+    printf(" checksum=%016" PRIx64 " floor_checksum=%016" PRIx64 "\n", sum, floor_sum);
     fflush(stdout);
 }
 
@@ -543,9 +571,11 @@ main(int argc, char **argv)
     }
     if (optind < argc)
         tool_bad_usage("unexpected argument '%s'", argv[optind]);
-    if (b.floor && (scale || w.new_fraction > 0 || b.nthreads))
-        tool_bad_usage("--floor times hot lookups at 1 and 2 threads: it takes no --scale, "
-                       "--new-fraction or --threads");
+    if (b.floor && (scale || w.new_fraction > 0))
+        tool_bad_usage("--floor times hot lookups: it takes no --scale or --new-fraction");
+    for (int j = 0; b.floor && j < b.nthreads; j++)
+        if (b.threads[j] < 2)
+            tool_bad_usage("--floor --threads takes counts of 2 or more (1 thread is its base)");
     if (b.repeat == 0)
         b.repeat = b.floor ? 5 : 3;
     if (strings_file)
@@ -555,7 +585,7 @@ main(int argc, char **argv)
     if (b.nlocks == 0)
         b.nlocks = scale ? parse_locks("all", b.locks) : parse_locks("default", b.locks);
     if (b.nthreads == 0)
-        b.nthreads = parse_threads(scale ? "1,2,8,32" : "1,2", b.threads);
+        b.nthreads = parse_threads(b.floor ? "2" : scale ? "1,2,8,32" : "1,2", b.threads);
     if (!ops)
         ops = 1000000;
 
