@@ -1,12 +1,14 @@
-/* Fuzz target: the PNG loader (tex_png_read), and what the texture system
- * does next with a decoded image: a MIP level and a conversion to float.
- * Checks the loader's contract: an image within the limits, or a one-line
- * error and no pixels. */
+/* Fuzz target: the PNG loader (tex_png_read, and by rows, where plain
+ * files take the fast path), and what the texture system does next with a
+ * decoded image: a MIP level and a conversion to float. Checks the
+ * loader's contract: an image within the limits, or a one-line error and
+ * no pixels; and that both reads agree. */
 #include "fuzz_input.h"
 #include "tex_image.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,6 +41,53 @@ use_image(const tex_image *img)
     tex_image_free(&linear);
 }
 
+/* The rows of a read by rows, gathered into one image. */
+typedef struct gathered {
+    tex_image img;
+    uint32_t  next;
+} gathered;
+
+static tex_result
+gather(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+{
+    gathered *g = ctx;
+    if (y != g->next++)
+        fuzz_fail("rows handed over out of order");
+    if (y == 0 && tex_image_alloc(&g->img, shape->width, shape->height, shape->nchannels,
+                                  shape->type, err) != TEX_OK)
+        return TEX_ERR_NOMEM;
+    size_t stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
+    memcpy((char *)g->img.pixels + (size_t)y * stride, row, stride);
+    return TEX_OK;
+}
+
+/* A read by rows, which takes the fast path for a plain PNG
+ * (texture/io_png_fast.c), against the whole read, which is libpng's: the
+ * same result, message and pixels. (Where libpng finds the deflate stream
+ * damaged, the fast path may not: libdeflate reads a few streams zlib
+ * rejects.) */
+static void
+by_rows_agrees(const char *path, tex_result whole, const tex_image *img, const char *whole_err)
+{
+    gathered   g = {0};
+    char       err[TEX_ERR_LEN];
+    uint64_t   fast = tex_png_fast_reads();
+    tex_result r = tex_png_read_rows(path, gather, &g, err);
+    bool       took = tex_png_fast_reads() != fast;
+    if (r == TEX_OK && whole == TEX_OK) {
+        if (g.next != img->height || g.img.width != img->width ||
+            g.img.nchannels != img->nchannels || g.img.type != img->type ||
+            memcmp(g.img.pixels, img->pixels, tex_image_bytes(img)) != 0)
+            fuzz_fail("read by rows, the image differs from the whole read's");
+    } else if (r == TEX_OK) {
+        if (!took || !strstr(whole_err, "damaged image data"))
+            fuzz_fail("read by rows, a file the whole read rejects");
+    } else if (r != whole || (!took && strcmp(err, whole_err) != 0)) {
+        fuzz_fail("read by rows, another failure than the whole read's");
+    }
+    tex_image_free(&g.img);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,6 +95,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tex_image   img = {0};
     char        err[TEX_ERR_LEN];
     tex_result  r = tex_png_read(path, &img, err);
+    by_rows_agrees(path, r, &img, err);
     if (r == TEX_OK) {
         check_image(&img);
         use_image(&img);

@@ -206,6 +206,24 @@ tex_test_rows_check(tex_result (*read_rows)(const char *, tex_rows_fn, void *, c
     tex_image_free(&g.img);
 }
 
+/* A growing byte buffer, for files built by hand; free(b.p) when done. */
+typedef struct tex_test_bytes {
+    unsigned char *p;
+    size_t         n, cap;
+} tex_test_bytes;
+
+static inline void
+tex_test_bytes_add(tex_test_bytes *b, const void *data, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2;
+        b->p = realloc(b->p, b->cap);
+        REQUIRE(b->p != NULL);
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+
 /* Deterministic test data: xorshift64*. */
 static inline uint64_t
 tex_test_rand(uint64_t *state)

@@ -371,6 +371,18 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_b
         return r;
     }
 
+    struct stat st;
+    uint64_t    file_size =
+        fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
+    if (rows && file_size != UINT64_MAX) { /* a plain PNG without libpng (io_png_fast.c) */
+        bool taken;
+        r = tex__png_fast_rows(fileno(f), file_size, rows, rows_ctx, budget, &taken, err);
+        if (taken) {
+            fclose(f);
+            return r;
+        }
+    }
+
     png_job *job = tex__io_read_state(sizeof *job, f, err);
     if (!job)
         return TEX_ERR_NOMEM;
@@ -380,9 +392,7 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_b
     job->rows_ctx = rows_ctx;
     job->budget = budget;
     job->pos = 8; /* the signature */
-    struct stat st;
-    job->file_size =
-        fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
+    job->file_size = file_size;
     job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     job->info = job->png ? png_create_info_struct(job->png) : NULL;
     if (job->info)

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "tex_exr.h"
 #include "tex_file_testing.h"
+#include "tex_image.h"
 #include "tex_jpeg_testing.h"
 #include "texture.h"
 #include "ustring.h"
@@ -182,7 +183,9 @@ loads(tex_system *ts, tex_thread *tc, ustr name)
 
 /* An interlaced PNG within the budget gives its plain twin's texels; one
  * whose image is over it is refused, while its plain twin, decoded a row
- * at a time, is not. */
+ * at a time, is not. The plain one within the budget is read whole by the
+ * fast path (texture/io_png_fast.c); the one over it goes to libpng, a
+ * row at a time, without a word. */
 static void
 case_png(const char *arg)
 {
@@ -190,12 +193,17 @@ case_png(const char *arg)
     tex_system *ts = system_new(1);
     tex_thread *tc;
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    uint64_t fast = tex_png_fast_reads();
     same_texels(ts, tc, png_write("a7.png", 203, 150, true, false),
                 png_write("plain.png", 203, 150, false, false), 0);
+    fast = tex_png_fast_reads() - fast; /* plain.png's reads, none of a7.png's */
+    CHECK(fast >= 1);
     refused(ts, tc, png_write("big-a7.png", 600, 600, true, false),
             "interlaced PNG 600x600 needs 2 MiB to decode, over the texture memory budget of "
             "1 MiB (--max-memory-mb)");
+    uint64_t before = tex_png_fast_reads();
     loads(ts, tc, png_write("big.png", 600, 600, false, false));
+    CHECK_EQ_U64(tex_png_fast_reads(), before);
     CHECK_EQ_INT(reports, 1);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);

@@ -466,21 +466,12 @@ case_shrunk_after_open(const char *arg)
 
 /* ---- hand-made headers ---- */
 
-typedef struct byte_buf {
-    unsigned char *p;
-    size_t         n, cap;
-} byte_buf;
+typedef tex_test_bytes byte_buf;
 
 static void
 put(byte_buf *b, const void *data, size_t n)
 {
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2;
-        b->p = realloc(b->p, b->cap);
-        REQUIRE(b->p);
-    }
-    memcpy(b->p + b->n, data, n);
-    b->n += n;
+    tex_test_bytes_add(b, data, n);
 }
 
 static void

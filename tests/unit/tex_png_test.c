@@ -12,6 +12,7 @@
 #include "tex_image.h"
 
 #include <png.h>
+#include <zlib.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -587,9 +588,9 @@ suite_path(const char *dir, const char *name)
     return p;
 }
 
-/* Whether the file has a tRNS chunk: walked here, not by libpng. */
+/* Whether the file has a chunk of `type`: walked here, not by libpng. */
 static bool
-suite_has_trns(const char *path)
+suite_has_chunk(const char *path, const char *type)
 {
     size_t         n;
     unsigned char *d = tex_test_file_read(path, &n);
@@ -597,7 +598,7 @@ suite_has_trns(const char *path)
     for (size_t p = 8; p + 12 <= n;) {
         uint32_t len =
             (uint32_t)d[p] << 24 | (uint32_t)d[p + 1] << 16 | (uint32_t)d[p + 2] << 8 | d[p + 3];
-        if (memcmp(d + p + 4, "tRNS", 4) == 0)
+        if (memcmp(d + p + 4, type, 4) == 0)
             has = true;
         if (len > n - p - 12)
             break;
@@ -605,6 +606,12 @@ suite_has_trns(const char *path)
     }
     free(d);
     return has;
+}
+
+static bool
+suite_has_trns(const char *path)
+{
+    return suite_has_chunk(path, "tRNS");
 }
 
 /* PngSuite names: 32x32 unless sNN (NxN) or cdf/cdh/cds (pHYs tests:
@@ -859,6 +866,328 @@ case_rows_stop(const char *arg)
     tex_image_free(&g.img);
 }
 
+/* ---- the fast path (texture/io_png_fast.c) ---- */
+
+/* Reads `path` by rows into *img, with the fast path allowed or not
+ * (RT_PNG_FAST=0); says whether it took the fast path. */
+static tex_result
+read_rows_as(const char *path, bool fast, tex_image *img, char err[TEX_ERR_LEN], bool *took)
+{
+    tex_test_rows_ g = {0};
+    uint64_t       before = tex_png_fast_reads();
+    if (!fast)
+        REQUIRE(setenv("RT_PNG_FAST", "0", 1) == 0);
+    tex_result r = tex_png_read_rows(path, tex_test_rows_take_, &g, err);
+    unsetenv("RT_PNG_FAST");
+    *took = tex_png_fast_reads() != before;
+    CHECK_EQ_INT(g.out_of_order, 0);
+    if (r != TEX_OK)
+        tex_image_free(&g.img);
+    *img = g.img;
+    return r;
+}
+
+/* The file read by rows with the fast path and by libpng alone: the same
+ * result, message and pixels. Returns whether the fast path took it. */
+static bool
+same_as_libpng(const char *path, const char *what)
+{
+    tex_image  a, b;
+    char       ea[TEX_ERR_LEN] = "", eb[TEX_ERR_LEN] = "";
+    bool       took, took_b;
+    tex_result ra = read_rows_as(path, true, &a, ea, &took);
+    tex_result rb = read_rows_as(path, false, &b, eb, &took_b);
+    CHECK(!took_b); /* RT_PNG_FAST=0 */
+    if (ra != rb || (ra != TEX_OK && strcmp(ea, eb) != 0))
+        RT_CHECK_FAIL_("%s: %s \"%s\" with the fast path, %s \"%s\" by libpng", what,
+                       tex_result_str(ra), ea, tex_result_str(rb), eb);
+    else if (ra == TEX_OK &&
+             (a.width != b.width || a.height != b.height || a.nchannels != b.nchannels ||
+              a.type != b.type || memcmp(a.pixels, b.pixels, tex_image_bytes(&a)) != 0))
+        RT_CHECK_FAIL_("%s: the fast path and libpng read different pixels", what);
+    tex_image_free(&a);
+    tex_image_free(&b);
+    return took;
+}
+
+/* Every PngSuite file, valid or not, reads by rows as libpng reads it; the
+ * fast path takes exactly the plain ones: 8-bit grey, grey+alpha, RGB or
+ * RGBA (colour types 0, 4, 2, 6), not interlaced (IHDR, read here), no
+ * tRNS or PLTE, none corrupt. */
+static void
+case_pngsuite_fast(const char *arg)
+{
+    const char *dir = suite_dir(arg);
+    size_t      n, taken = 0;
+    suite_file *files = suite_list(dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        const char    *name = files[i].name, *path = suite_path(dir, name);
+        size_t         size;
+        unsigned char *d = tex_test_file_read(path, &size);
+        bool plain = name[0] != 'x' && size > 28 && d[24] == 8 && d[25] <= 6 && d[25] % 2 == 0 &&
+                     d[28] == 0 && !suite_has_chunk(path, "tRNS") && !suite_has_chunk(path, "PLTE");
+        free(d);
+        bool took = same_as_libpng(path, name);
+        if (took != plain)
+            RT_CHECK_FAIL_("%s: the fast path %s it", name, took ? "took" : "refused");
+        taken += took;
+    }
+    printf("%zu files taken by the fast path\n", taken);
+    CHECK_EQ_INT(taken, 39);
+    free(files);
+}
+
+/* ---- PNGs built by hand: filters, chunks and zlib streams ---- */
+
+static void
+put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* A chunk, its CRC right unless `bad_crc`. */
+static void
+chunk_add(tex_test_bytes *b, const char *type, const void *data, size_t n, bool bad_crc)
+{
+    unsigned char head[8], crc[4];
+    put32(head, (uint32_t)n);
+    memcpy(head + 4, type, 4);
+    tex_test_bytes_add(b, head, 8);
+    tex_test_bytes_add(b, data, n);
+    uLong c = crc32(crc32(0, head + 4, 4), data, (uInt)n);
+    put32(crc, (uint32_t)c ^ (bad_crc ? 1u : 0u));
+    tex_test_bytes_add(b, crc, 4);
+}
+
+static void
+header_add(tex_test_bytes *b, uint32_t w, uint32_t h, int color)
+{
+    static const unsigned char sig[8] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
+    unsigned char              ihdr[13] = {0};
+    put32(ihdr, w);
+    put32(ihdr + 4, h);
+    ihdr[8] = 8;
+    ihdr[9] = (unsigned char)color;
+    tex_test_bytes_add(b, sig, 8);
+    chunk_add(b, "IHDR", ihdr, 13, false);
+}
+
+/* PNG's predictor for filter 4, written out here as the specification
+ * gives it, apart from the reader's. */
+static int
+paeth_spec(int a, int b, int c)
+{
+    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    if (pa <= pb && pa <= pc)
+        return a;
+    return pb <= pc ? b : c;
+}
+
+/* Filters row y of pixels (w x h, bpp bytes a pixel) by `f` into out[0..1+w*bpp). */
+static void
+filter_row(const unsigned char *px, uint32_t w, uint32_t y, unsigned bpp, int f, unsigned char *out)
+{
+    size_t               n = (size_t)w * bpp;
+    const unsigned char *row = px + y * n, *up = y ? row - n : NULL;
+    out[0] = (unsigned char)f;
+    for (size_t i = 0; i < n; i++) {
+        int a = i >= bpp ? row[i - bpp] : 0, b = up ? up[i] : 0;
+        int c = i >= bpp && up ? up[i - bpp] : 0;
+        int pred = f == 1   ? a
+                   : f == 2 ? b
+                   : f == 3 ? (a + b) / 2
+                   : f == 4 ? paeth_spec(a, b, c)
+                            : 0;
+        out[1 + i] = (unsigned char)(row[i] - pred);
+    }
+}
+
+/* How a hand-built PNG differs from a plain one. */
+typedef struct png_twist {
+    int  window_bits;  /* zlib's; 0: 15 */
+    int  cinfo;        /* if not 0, the window the stream claims (log2 - 8), whatever it used */
+    int  extra_rows;   /* rows added (> 0) to the stream, or left out (< 0) */
+    int  bad_filter;   /* a filter byte of 5 in row 1 */
+    bool idat_bytes;   /* the stream in one-byte IDAT chunks, and empty ones */
+    bool text;         /* tEXt chunks before and after the image data */
+    bool text_between; /* a tEXt chunk between two IDAT chunks */
+    bool text_bad_crc; /* a tEXt chunk with a bad CRC */
+    bool trns, plte;   /* such a chunk (for RGB) */
+    bool critical;     /* a critical chunk we do not know ("ABCD") */
+    bool after_iend;   /* a byte after IEND */
+    bool garbage;      /* bytes after the zlib stream, in the last IDAT */
+} png_twist;
+
+/* Writes a PNG of `px` (w x h, colour type color) filtered row y by
+ * filter y % 5, changed as `t` says; returns its path. */
+static const char *
+png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int color,
+          const png_twist *t)
+{
+    static const unsigned bpp_of[7] = {1, 0, 3, 0, 2, 0, 4};
+    unsigned              bpp = bpp_of[color];
+    size_t                stride = 1 + (size_t)w * bpp;
+    uint32_t              rows_in = (uint32_t)((int)h + t->extra_rows);
+    unsigned char        *raw = calloc((size_t)rows_in + 1, stride);
+    REQUIRE(raw != NULL);
+    for (uint32_t y = 0; y < rows_in; y++)
+        filter_row(px, w, y < h ? y : h - 1, bpp, (int)(y % 5), raw + y * stride);
+    if (t->bad_filter)
+        raw[stride] = 5;
+    z_stream z = {0};
+    REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, t->window_bits ? t->window_bits : 15, 9,
+                         Z_DEFAULT_STRATEGY) == Z_OK);
+    uLong          zcap = deflateBound(&z, rows_in * stride) + 16;
+    unsigned char *zd = malloc(zcap);
+    REQUIRE(zd != NULL);
+    z.next_in = raw, z.avail_in = (uInt)(rows_in * stride);
+    z.next_out = zd, z.avail_out = (uInt)zcap;
+    REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    size_t zn = z.total_out;
+    deflateEnd(&z);
+    if (t->cinfo) { /* the header, its check bits made right again */
+        zd[0] = (unsigned char)(t->cinfo << 4 | 8);
+        zd[1] = (unsigned char)(zd[1] & 0xe0);
+        zd[1] = (unsigned char)(zd[1] + (31 - (zd[0] * 256 + zd[1]) % 31) % 31);
+    }
+    if (t->garbage)
+        memcpy(zd + zn, "junk", 4), zn += 4;
+
+    tex_test_bytes b = {0};
+    header_add(&b, w, h, color);
+    if (t->text)
+        chunk_add(&b, "tEXt", "Comment\0before", 14, false);
+    if (t->text_bad_crc)
+        chunk_add(&b, "tEXt", "Comment\0bad", 11, true);
+    if (t->plte)
+        chunk_add(&b, "PLTE", "\1\2\3\4\5\6", 6, false);
+    if (t->trns)
+        chunk_add(&b, "tRNS", "\0\1\0\2\0\3", 6, false);
+    if (t->critical)
+        chunk_add(&b, "ABCD", "x", 1, false);
+    if (t->idat_bytes) {
+        chunk_add(&b, "IDAT", "", 0, false);
+        for (size_t i = 0; i < zn; i++)
+            chunk_add(&b, "IDAT", zd + i, 1, false);
+        chunk_add(&b, "IDAT", "", 0, false);
+    } else if (t->text_between) {
+        chunk_add(&b, "IDAT", zd, zn / 2, false);
+        chunk_add(&b, "tEXt", "Comment\0between", 15, false);
+        chunk_add(&b, "IDAT", zd + zn / 2, zn - zn / 2, false);
+    } else {
+        chunk_add(&b, "IDAT", zd, zn, false);
+    }
+    if (t->text)
+        chunk_add(&b, "tEXt", "Comment\0after", 13, false);
+    chunk_add(&b, "IEND", "", 0, false);
+    if (t->after_iend)
+        tex_test_bytes_add(&b, "\0", 1);
+    const char *path = tex_test_path(name);
+    tex_test_file_write(path, b.p, b.n);
+    free(b.p);
+    free(zd);
+    free(raw);
+    return path;
+}
+
+/* Noise, w x h pixels of bpp bytes. */
+static unsigned char *
+noise(uint32_t w, uint32_t h, unsigned bpp, uint64_t seed)
+{
+    unsigned char *px = malloc((size_t)w * h * bpp);
+    REQUIRE(px != NULL);
+    for (size_t i = 0; i < (size_t)w * h * bpp; i++)
+        px[i] = (unsigned char)(tex_test_rand(&seed) >> 56);
+    return px;
+}
+
+/* Every filter on every pixel size, at widths down to one pixel: the fast
+ * path's rows are the pixels filtered here, and libpng's. */
+static void
+case_fast_filters(const char *arg)
+{
+    (void)arg;
+    static const int      colors[] = {0, 4, 2, 6};
+    static const uint32_t widths[] = {1, 2, 5, 33};
+    for (size_t c = 0; c < 4; c++)
+        for (size_t k = 0; k < 4; k++) {
+            unsigned       bpp = c + 1;
+            uint32_t       w = widths[k], h = 11;
+            unsigned char *px = noise(w, h, bpp, 1000 * c + k);
+            png_twist      t = {0};
+            char           what[64];
+            snprintf(what, sizeof what, "colour type %d, width %u", colors[c], w);
+            const char *path = png_build("filters.png", px, w, h, colors[c], &t);
+            CHECK(same_as_libpng(path, what));
+            tex_image  img;
+            char       err[TEX_ERR_LEN];
+            bool       took;
+            tex_result r = read_rows_as(path, true, &img, err, &took);
+            REQUIRE(r == TEX_OK);
+            CHECK_EQ_INT(img.nchannels, bpp);
+            CHECK_EQ_INT(img.srgb, true);
+            if (memcmp(img.pixels, px, (size_t)w * h * bpp) != 0)
+                RT_CHECK_FAIL_("%s: not the pixels filtered", what);
+            tex_image_free(&img);
+            free(px);
+        }
+}
+
+/* What the fast path takes and what it leaves to libpng, each read as
+ * libpng reads it. */
+static void
+case_fast_chunks(const char *arg)
+{
+    (void)arg;
+    typedef struct twist_case {
+        const char *what;
+        png_twist   t;
+        bool        fast;
+    } twist_case;
+    static const twist_case cases[] = {
+        {"plain", {0}, true},
+        {"one-byte and empty IDAT chunks", {.idat_bytes = true}, true},
+        {"tEXt before and after", {.text = true}, true},
+        {"a 512-byte window, image larger", {.window_bits = 9}, false},
+        {"a row too many in the stream", {.extra_rows = 1}, false},
+        {"a row too few in the stream", {.extra_rows = -1}, false},
+        {"filter byte 5", {.bad_filter = 1}, false},
+        {"tEXt between IDAT chunks", {.text_between = true}, false},
+        {"tEXt with a bad CRC", {.text_bad_crc = true}, false},
+        {"tRNS", {.trns = true}, false},
+        {"PLTE in RGB", {.plte = true}, false},
+        {"an unknown critical chunk", {.critical = true}, false},
+        {"a byte after IEND", {.after_iend = true}, false},
+        {"bytes after the zlib stream", {.garbage = true}, false},
+    };
+    unsigned char *px = noise(40, 30, 3, 5);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = png_build("chunks.png", px, 40, 30, 2, &cases[i].t);
+        bool        took = same_as_libpng(path, cases[i].what);
+        if (took != cases[i].fast)
+            RT_CHECK_FAIL_("%s: the fast path %s it", cases[i].what, took ? "took" : "refused");
+    }
+    free(px);
+    /* A stream that reaches back 605 bytes (rows repeat every five, as the
+     * filters do) but claims a 512-byte window: zlib, for libpng, says the
+     * distance is too far back; libdeflate would follow it. */
+    px = noise(40, 5, 3, 7);
+    unsigned char *rep = malloc(40 * 30 * 3);
+    REQUIRE(rep != NULL);
+    for (int y = 0; y < 30; y++)
+        memcpy(rep + y * 120, px + (y % 5) * 120, 120);
+    png_twist lie = {.cinfo = 1};
+    CHECK(!same_as_libpng(png_build("far.png", rep, 40, 30, 2, &lie), "a window too small"));
+    free(rep);
+    free(px);
+    /* A small window does for an image that fits in it (4x4 RGB: 52 bytes). */
+    px = noise(4, 4, 3, 6);
+    png_twist t = {.window_bits = 9};
+    CHECK(same_as_libpng(png_build("small.png", px, 4, 4, 2, &t), "a small window, small image"));
+    free(px);
+}
+
 static const rt_test_case cases[] = {
     {"rows_stop", case_rows_stop},
     {"grey", case_grey},
@@ -878,6 +1207,9 @@ static const rt_test_case cases[] = {
     {"pngsuite_corrupt", case_pngsuite_corrupt},
     {"pngsuite_pixels", case_pngsuite_pixels},
     {"pngsuite_same", case_pngsuite_same},
+    {"pngsuite_fast", case_pngsuite_fast},
+    {"fast_filters", case_fast_filters},
+    {"fast_chunks", case_fast_chunks},
     {NULL, NULL},
 };
 

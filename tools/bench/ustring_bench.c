@@ -421,7 +421,7 @@ range_of(const double *v, int n, double *lo, double *hi)
 static void
 run_floor(const bench *b, const workload *w, ustr_lock lock)
 {
-    double   floor_secs[64], secs[64], ratio[64];
+    double   floor_secs[64], secs[64], ratio[64] = {0}; /* repeat >= 1: for the compiler */
     double   speedup[MAX_LIST][64], floor_speedup[MAX_LIST][64];
     uint64_t sum = 0, floor_sum = 0, s;
     for (int k = 0; k < b->repeat; k++) {
