@@ -261,30 +261,38 @@ rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *ta
     return r;
 }
 
+/* Whether the file starts as a plain PNG does: its signature (read again;
+ * the caller checked it), then IHDR, whose fields go to *p. Enough to know
+ * what the read will hold before anything is allocated. */
+static bool
+header_read(int fd, plain_png *p)
+{
+    uint8_t head[SIGNATURE_BYTES + CHUNK_OVERHEAD + 13];
+    return tex__pio_all(fd, false, head, sizeof head, 0) && be32(head + 8) == 13 &&
+           is_type(head + 12, "IHDR") && header_take(head + 16, 13, p);
+}
+
 tex_result
 tex__png_fast_rows(int fd, uint64_t file_size, tex_rows_fn fn, void *ctx,
                    const tex__decode_budget *budget, bool *taken, char err[TEX_ERR_LEN])
 {
     *taken = false;
     const char *env = getenv("RT_PNG_FAST");
-    if ((env && strcmp(env, "0") == 0) || file_size > FAST_MAX_BYTES ||
-        file_size < SIGNATURE_BYTES + 3 * CHUNK_OVERHEAD + 13)
+    plain_png   p = {0};
+    if ((env && strcmp(env, "0") == 0) || file_size > FAST_MAX_BYTES || !header_read(fd, &p))
         return TEX_OK;
-    uint8_t  *file = malloc(file_size), *rows = NULL;
-    plain_png p = {0};
-    if (!file || !tex__pio_all(fd, false, file, file_size, 0) ||
-        !chunks_walk(file, file_size, &p)) {
-        free(file);
-        return TEX_OK;
-    }
     uint64_t rows_bytes = (uint64_t)p.height * ((uint64_t)p.width * p.channels + 1);
     char     what[64];
     snprintf(what, sizeof what, "PNG %" PRIu32 "x%" PRIu32, p.width, p.height);
+    /* The budget, where there is one, is charged what the read will hold
+     * before it is allocated; a file too large for it goes to libpng,
+     * which holds a row. */
+    if (file_size + rows_bytes > FAST_MAX_BYTES ||
+        (budget && budget->reserve(budget->ctx, file_size + rows_bytes, what, err) != TEX_OK))
+        return TEX_OK;
+    uint8_t   *file = malloc(file_size), *rows = NULL;
     tex_result r = TEX_OK;
-    /* The budget, where there is one, is charged what the read holds; one
-     * too large for it goes to libpng, which holds a row. */
-    if (file_size + rows_bytes <= FAST_MAX_BYTES &&
-        (!budget || budget->reserve(budget->ctx, file_size + rows_bytes, what, err) == TEX_OK) &&
+    if (file && tex__pio_all(fd, false, file, file_size, 0) && chunks_walk(file, file_size, &p) &&
         (rows = malloc(rows_bytes + 1)) && inflate_rows(file, p.stream, rows, rows_bytes))
         r = rows_give(&p, rows, fn, ctx, taken, err);
     free(rows);
