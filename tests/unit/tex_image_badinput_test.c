@@ -26,22 +26,20 @@
 
 typedef tex_result (*reader)(const char *path, tex_image *out, char err[TEX_ERR_LEN]);
 
-/* A PNG read by rows, the way the texture system reads one: plain files
- * take the fast path (texture/io_png_fast.c), which must fail as libpng
- * does, with the same message. */
+/* A PNG read by libpng alone (RT_PNG_FAST=0): tex_png_read() first tries
+ * the fast path (texture/io_png_fast.c), which must fail as libpng does,
+ * with the same message. */
 static tex_result
-png_read_by_rows(const char *path, tex_image *out, char err[TEX_ERR_LEN])
+png_read_libpng(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    tex_test_rows_ g = {0};
-    tex_result     r = tex_png_read_rows(path, tex_test_rows_take_, &g, err);
-    if (r != TEX_OK)
-        tex_image_free(&g.img);
-    *out = g.img;
+    REQUIRE(setenv("RT_PNG_FAST", "0", 1) == 0);
+    tex_result r = tex_png_read(path, out, err);
+    unsetenv("RT_PNG_FAST");
     return r;
 }
 
 /* Reads `path` with `read`, expecting failure `want` with `word` in the
- * message, no pixels and nothing on stderr; a PNG by rows too. */
+ * message, no pixels and nothing on stderr; a PNG by libpng alone too. */
 static void expect_one(reader read, const char *path, tex_result want, const char *word);
 
 static void
@@ -49,7 +47,7 @@ expect(reader read, const char *path, tex_result want, const char *word)
 {
     expect_one(read, path, want, word);
     if (read == tex_png_read)
-        expect_one(png_read_by_rows, path, want, word);
+        expect_one(png_read_libpng, path, want, word);
 }
 
 static void

@@ -888,7 +888,8 @@ read_rows_as(const char *path, bool fast, tex_image *img, char err[TEX_ERR_LEN],
 }
 
 /* The file read by rows with the fast path and by libpng alone: the same
- * result, message and pixels. Returns whether the fast path took it. */
+ * result, message and pixels; read whole, the same again. Returns whether
+ * the fast path took it. */
 static bool
 same_as_libpng(const char *path, const char *what)
 {
@@ -905,8 +906,21 @@ same_as_libpng(const char *path, const char *what)
              (a.width != b.width || a.height != b.height || a.nchannels != b.nchannels ||
               a.type != b.type || memcmp(a.pixels, b.pixels, tex_image_bytes(&a)) != 0))
         RT_CHECK_FAIL_("%s: the fast path and libpng read different pixels", what);
+    /* A whole read takes the path too, and gives the rows' image. */
+    tex_image  c;
+    char       ec[TEX_ERR_LEN] = "";
+    uint64_t   before = tex_png_fast_reads();
+    tex_result rc = tex_png_read(path, &c, ec);
+    CHECK_EQ_INT(tex_png_fast_reads() - before, took);
+    if (rc != ra || (rc != TEX_OK && strcmp(ec, ea) != 0))
+        RT_CHECK_FAIL_("%s: read whole, %s \"%s\"; by rows, %s \"%s\"", what, tex_result_str(rc),
+                       ec, tex_result_str(ra), ea);
+    else if (rc == TEX_OK && (c.width != a.width || c.height != a.height || !c.srgb ||
+                              memcmp(c.pixels, a.pixels, tex_image_bytes(&a)) != 0))
+        RT_CHECK_FAIL_("%s: read whole, another image than by rows", what);
     tex_image_free(&a);
     tex_image_free(&b);
+    tex_image_free(&c);
     return took;
 }
 
