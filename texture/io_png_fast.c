@@ -16,9 +16,11 @@
  * Anything else, and files over FAST_MAX_BYTES, it refuses before handing
  * over a row, and io_png.c reads the file with libpng: same pixels, same
  * errors. One divergence, as for EXR (exr_chunks.h): libdeflate reads a
- * few invalid deflate streams that zlib rejects, so a file crafted with
- * one, right CRCs and a right Adler-32 gives pixels where libpng gives an
- * error. */
+ * few kinds of invalid deflate stream that zlib rejects (a code-length
+ * repeat that overruns, an incomplete code, ...), so a damaged stream whose
+ * CRCs and Adler-32 are right anyway gives pixels where libpng says
+ * "damaged image data" (one bit flipped, the CRCs made right again, can do
+ * it: tex_png.fast_divergence pins such a file). */
 #include "tex_io_internal.h"
 
 #include <libdeflate.h>
@@ -90,15 +92,22 @@ header_take(const uint8_t *d, uint32_t len, plain_png *p)
     return p->channels && tex_check_size(p->width, p->height, err) == TEX_OK;
 }
 
+static const uint8_t signature[SIGNATURE_BYTES] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
+
 /* Walks the chunks of the file in buf[0..size), checking each one's CRC,
  * and moves the IDAT chunks' data together to the buffer's start (each
- * chunk's data lies past where the gathered stream has reached). */
+ * chunk's data lies past where the gathered stream has reached). The
+ * header must be the one *p holds, read before anything was sized from
+ * it: a file rewritten between the two reads is refused, not read with
+ * another image's sizes. */
 static bool
 chunks_walk(uint8_t *buf, size_t size, plain_png *p)
 {
     size_t at = SIGNATURE_BYTES;
     int    idat = 0; /* 0: none yet; 1: in the run; 2: past it */
     p->stream = 0;
+    if (size < SIGNATURE_BYTES || memcmp(buf, signature, SIGNATURE_BYTES) != 0)
+        return false;
     for (bool first = true;; first = false) {
         if (size - at < CHUNK_OVERHEAD)
             return false;
@@ -112,7 +121,9 @@ chunks_walk(uint8_t *buf, size_t size, plain_png *p)
         if (first != is_type(type, "IHDR"))
             return false;
         if (first) {
-            if (!header_take(data, len, p))
+            plain_png again;
+            if (!header_take(data, len, &again) || again.width != p->width ||
+                again.height != p->height || again.channels != p->channels)
                 return false;
         } else if (is_type(type, "IDAT")) {
             if (idat == 2)
@@ -261,14 +272,15 @@ rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *ta
     return r;
 }
 
-/* Whether the file starts as a plain PNG does: its signature (read again;
- * the caller checked it), then IHDR, whose fields go to *p. Enough to know
- * what the read will hold before anything is allocated. */
+/* Whether the file starts as a plain PNG does: its signature, then IHDR,
+ * whose fields go to *p. Enough to know what the read will hold before
+ * anything is allocated. */
 static bool
 header_read(int fd, plain_png *p)
 {
     uint8_t head[SIGNATURE_BYTES + CHUNK_OVERHEAD + 13];
-    return tex__pio_all(fd, false, head, sizeof head, 0) && be32(head + 8) == 13 &&
+    return tex__pio_all(fd, false, head, sizeof head, 0) &&
+           memcmp(head, signature, SIGNATURE_BYTES) == 0 && be32(head + 8) == 13 &&
            is_type(head + 12, "IHDR") && header_take(head + 16, 13, p);
 }
 
@@ -286,9 +298,11 @@ tex__png_fast_rows(int fd, uint64_t file_size, tex_rows_fn fn, void *ctx,
     snprintf(what, sizeof what, "PNG %" PRIu32 "x%" PRIu32, p.width, p.height);
     /* The budget, where there is one, is charged what the read will hold
      * before it is allocated; a file too large for it goes to libpng,
-     * which holds a row. */
+     * which holds a row (and the budget's refusal is not this read's
+     * error: it has its own message buffer). */
+    char refused[TEX_ERR_LEN];
     if (file_size + rows_bytes > FAST_MAX_BYTES ||
-        (budget && budget->reserve(budget->ctx, file_size + rows_bytes, what, err) != TEX_OK))
+        (budget && budget->reserve(budget->ctx, file_size + rows_bytes, what, refused) != TEX_OK))
         return TEX_OK;
     uint8_t   *file = malloc(file_size), *rows = NULL;
     tex_result r = TEX_OK;

@@ -36,11 +36,15 @@ tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_imag
 /* What a read by rows may hold beyond its rows, charged before it is
  * allocated: an interlaced PNG's whole image (Adam7's passes fill rows all
  * over it), a multi-scan JPEG's coefficients (libjpeg keeps every block of
- * a progressive file until its last scan). `reserve` is called at most
- * once per read, with the bytes and what needs them ("interlaced PNG
+ * a progressive file until its last scan), a plain PNG read whole by the
+ * fast path (its file and rows). `reserve` is called at most once per
+ * read, as a rule, with the bytes and what needs them ("interlaced PNG
  * 16384x16384"); TEX_OK grants them until the read returns (the caller of
  * the read gives them back then), anything else fails the read with that
- * result and err as `reserve` wrote it. Such a file is refused, not read
+ * result and err as `reserve` wrote it (but for the PNG fast path's ask,
+ * which only sends a plain PNG on to libpng, a row at a time; the file
+ * may then be charged twice, should it be rewritten meanwhile and turn
+ * out interlaced). Such a file is refused, not read
  * smaller: libjpeg's scale_denom shrinks the output, not the coefficients,
  * and Adam7's first pass alone would be every eighth texel of every eighth
  * row, aliased, and a picture that changed with the budget. */
