@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the file, as each read finds it ---- */
@@ -180,12 +181,40 @@ case_shrunk_after_stat(const char *arg)
     CHECK(!fast_read(first.n));
 }
 
+static tex_result
+reserve_refused(void *ctx, uint64_t bytes, const char *what, char err[TEX_ERR_LEN])
+{
+    (void)ctx, (void)bytes;
+    snprintf(err, TEX_ERR_LEN, "%s: over the budget", what);
+    return TEX_ERR_TOO_LARGE;
+}
+
+/* A budget that cannot hold the read sends the file to libpng, whose read
+ * is then the read: the budget's words must not be left in its message. */
+static void
+case_budget_refuses(const char *arg)
+{
+    (void)arg;
+    unsigned char rows[2 * 4] = {0};
+    png_make(&first, 3, 2, 0, rows, sizeof rows);
+    later = first;
+    tex__decode_budget budget = {reserve_refused, NULL};
+    bool               taken = true;
+    char               err[TEX_ERR_LEN] = "";
+    reads = rows_seen = 0;
+    CHECK_EQ_INT(tex__png_fast_rows(3, first.n, count_rows, NULL, &budget, &taken, err), TEX_OK);
+    CHECK(!taken);
+    CHECK_EQ_INT(rows_seen, 0);
+    CHECK_EQ_INT(err[0], '\0');
+}
+
 static const rt_test_case cases[] = {
     {"unchanged", case_unchanged},
     {"rewritten_larger", case_rewritten_larger},
     {"rewritten_smaller", case_rewritten_smaller},
     {"shrunk_to_nothing", case_shrunk_to_nothing},
     {"shrunk_after_stat", case_shrunk_after_stat},
+    {"budget_refuses", case_budget_refuses},
     {NULL, NULL},
 };
 
