@@ -6,9 +6,12 @@
  * inflates them at once and undoes the row filters in place.
  *
  * It takes only what it can read exactly as libpng would: 8-bit grey,
- * grey+alpha, RGB or RGBA, not interlaced, every chunk's CRC right, IHDR
- * first, the IDAT chunks together, IEND last at the file's end, no PLTE,
- * no tRNS and no other critical chunk, no chunk over libpng's limit
+ * grey+alpha, RGB, RGBA or palette (whose PLTE, and tRNS if any, come
+ * once, in order, before the image data, and whose pixels all name one of
+ * its colours; expanded to RGB, or RGBA with tRNS, as io_png.c asks libpng
+ * to), not interlaced, every chunk's CRC right, IHDR first, the IDAT
+ * chunks together, IEND last at the file's end, no PLTE or tRNS in any
+ * other colour type and no other critical chunk, no chunk over libpng's limit
  * (TEX_PNG_MAX_CHUNK_BYTES), one zlib stream filling the IDAT chunks
  * exactly and inflating to exactly the image's filtered rows, whose
  * filter bytes are all known. Ancillary chunks libpng would only read
@@ -52,8 +55,12 @@ tex_png_fast_reads(void)
 
 typedef struct plain_png {
     uint32_t width, height;
-    unsigned channels; /* bytes a pixel: grey 1, grey+alpha 2, RGB 3, RGBA 4 */
-    size_t   stream;   /* bytes of the zlib stream, gathered at the buffer's start */
+    unsigned bpp;      /* bytes a pixel in the file: grey or palette 1, grey+alpha 2, ... */
+    unsigned channels; /* a pixel handed over: a palette's become RGB, RGBA with tRNS */
+    bool     palette;
+    unsigned colours, alphas; /* PLTE's entries, tRNS's */
+    uint8_t  plte[256 * 3], alpha[256];
+    size_t   stream; /* bytes of the zlib stream, gathered at the buffer's start */
 } plain_png;
 
 static uint32_t
@@ -82,14 +89,38 @@ letters(const uint8_t *t)
 static bool
 header_take(const uint8_t *d, uint32_t len, plain_png *p)
 {
-    static const unsigned channels[7] = {[0] = 1, [2] = 3, [4] = 2, [6] = 4};
+    static const unsigned bpp[7] = {[0] = 1, [2] = 3, [3] = 1, [4] = 2, [6] = 4};
     char                  err[TEX_ERR_LEN];
     if (len != 13 || d[8] != 8 || d[9] > 6 || d[10] != 0 || d[11] != 0 || d[12] != 0)
         return false;
     p->width = be32(d);
     p->height = be32(d + 4);
-    p->channels = channels[d[9]];
-    return p->channels && tex_check_size(p->width, p->height, err) == TEX_OK;
+    p->bpp = bpp[d[9]];
+    p->palette = d[9] == 3;
+    p->channels = p->palette ? 3 : p->bpp; /* 4 if a tRNS comes */
+    return p->bpp && tex_check_size(p->width, p->height, err) == TEX_OK;
+}
+
+/* A palette image's PLTE (once, before the image data, 1 to 256 colours)
+ * or tRNS (once, after PLTE, before the image data, an alpha for 1 to all
+ * of its colours): kept, if libpng would keep it as it is; anything else
+ * is libpng's to judge. */
+static bool
+palette_take(const uint8_t *type, const uint8_t *d, uint32_t len, plain_png *p)
+{
+    if (is_type(type, "PLTE")) {
+        if (p->colours || len == 0 || len % 3 || len > sizeof p->plte)
+            return false;
+        p->colours = len / 3;
+        memcpy(p->plte, d, len);
+        return true;
+    }
+    if (!p->colours || p->alphas || len == 0 || len > p->colours) /* tRNS */
+        return false;
+    p->alphas = len;
+    memcpy(p->alpha, d, len);
+    p->channels = 4;
+    return true;
 }
 
 static const uint8_t signature[SIGNATURE_BYTES] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
@@ -123,19 +154,20 @@ chunks_walk(uint8_t *buf, size_t size, plain_png *p)
         if (first) {
             plain_png again;
             if (!header_take(data, len, &again) || again.width != p->width ||
-                again.height != p->height || again.channels != p->channels)
+                again.height != p->height || again.bpp != p->bpp || again.palette != p->palette)
                 return false;
         } else if (is_type(type, "IDAT")) {
-            if (idat == 2)
+            if (idat == 2 || (p->palette && !p->colours))
                 return false;
             idat = 1;
             memmove(buf + p->stream, data, len);
             p->stream += len;
         } else if (is_type(type, "IEND")) {
             return idat && len == 0 && at == size;
-        } else if (type[0] < 'a') { /* critical: PLTE, or one we do not know */
-            return false;
-        } else if (is_type(type, "tRNS")) {
+        } else if (is_type(type, "PLTE") || is_type(type, "tRNS")) {
+            if (!p->palette || idat || !palette_take(type, data, len, p))
+                return false;
+        } else if (type[0] < 'a') { /* critical, and one we do not know */
             return false;
         } else if (idat) {
             idat = 2;
@@ -242,32 +274,75 @@ unfilter(uint8_t filter, uint8_t *row, const uint8_t *up, size_t n, unsigned bpp
     }
 }
 
-/* Undoes each row's filter and hands it over, once every filter byte is
- * known good: a row handed over cannot be taken back. */
+/* Whether every pixel of a palette image names one of its colours: libpng
+ * reads any other as black (and opaque), with a warning; refused here. */
+static bool
+indices_known(const plain_png *p, const uint8_t *rows)
+{
+    size_t  n = p->width;
+    uint8_t top = 0;
+    for (uint32_t y = 0; y < p->height; y++)
+        for (size_t x = 0; x < n; x++)
+            top = rows[y * (n + 1) + 1 + x] > top ? rows[y * (n + 1) + 1 + x] : top;
+    return top < p->colours;
+}
+
+/* A row of palette indices as the RGB or RGBA libpng expands it to
+ * (png_set_palette_to_rgb(), png_set_tRNS_to_alpha(): colours past tRNS's
+ * last alpha are opaque). */
+static void
+palette_expand(const plain_png *p, const uint8_t *index, uint8_t *out)
+{
+    for (uint32_t x = 0; x < p->width; x++, out += p->channels) {
+        memcpy(out, p->plte + 3 * index[x], 3);
+        if (p->channels == 4)
+            out[3] = index[x] < p->alphas ? p->alpha[index[x]] : 255;
+    }
+}
+
+/* Undoes each row's filter and hands it over, once every filter byte (and
+ * a palette image's every index) is known good: a row handed over cannot
+ * be taken back. A palette image is unfiltered whole first, to check its
+ * indices, then expanded a row at a time. */
 static tex_result
 rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *taken,
           char err[TEX_ERR_LEN])
 {
-    size_t n = (size_t)p->width * p->channels;
+    size_t n = (size_t)p->width * p->bpp;
     for (uint32_t y = 0; y < p->height; y++)
         if (rows[y * (n + 1)] > 4)
             return TEX_OK; /* libpng: "bad adaptive filter value" */
     uint8_t *zeros = calloc(n + 1, 1);
-    if (!zeros)
+    uint8_t *out = p->palette ? malloc((size_t)p->width * p->channels) : NULL;
+    if (!zeros || (p->palette && !out)) {
+        free(zeros);
         return TEX_OK;
-    *taken = true;
-    atomic_fetch_add_explicit(&fast_reads, 1, memory_order_relaxed);
-    tex_image  shape = {.width = p->width,
-                        .height = p->height,
-                        .nchannels = p->channels,
-                        .type = TEX_TYPE_U8,
-                        .srgb = true};
-    tex_result r = TEX_OK;
-    for (uint32_t y = 0; y < p->height && r == TEX_OK; y++) {
-        uint8_t *row = rows + y * (n + 1);
-        unfilter(row[0], row + 1, y ? row - n : zeros, n, p->channels);
-        r = fn(ctx, &shape, y, row + 1, err);
     }
+    for (uint32_t y = 0; p->palette && y < p->height; y++) {
+        uint8_t *row = rows + y * (n + 1);
+        unfilter(row[0], row + 1, y ? row - n : zeros, n, p->bpp);
+    }
+    tex_result r = TEX_OK;
+    if (!p->palette || indices_known(p, rows)) {
+        *taken = true;
+        atomic_fetch_add_explicit(&fast_reads, 1, memory_order_relaxed);
+        tex_image shape = {.width = p->width,
+                           .height = p->height,
+                           .nchannels = p->channels,
+                           .type = TEX_TYPE_U8,
+                           .srgb = true};
+        for (uint32_t y = 0; y < p->height && r == TEX_OK; y++) {
+            uint8_t *row = rows + y * (n + 1);
+            if (p->palette) {
+                palette_expand(p, row + 1, out);
+                r = fn(ctx, &shape, y, out, err);
+            } else {
+                unfilter(row[0], row + 1, y ? row - n : zeros, n, p->bpp);
+                r = fn(ctx, &shape, y, row + 1, err);
+            }
+        }
+    }
+    free(out);
     free(zeros);
     return r;
 }
@@ -293,7 +368,7 @@ tex__png_fast_rows(int fd, uint64_t file_size, tex_rows_fn fn, void *ctx,
     plain_png   p = {0};
     if ((env && strcmp(env, "0") == 0) || file_size > FAST_MAX_BYTES || !header_read(fd, &p))
         return TEX_OK;
-    uint64_t rows_bytes = (uint64_t)p.height * ((uint64_t)p.width * p.channels + 1);
+    uint64_t rows_bytes = (uint64_t)p.height * ((uint64_t)p.width * p.bpp + 1);
     char     what[64];
     snprintf(what, sizeof what, "PNG %" PRIu32 "x%" PRIu32, p.width, p.height);
     /* The budget, where there is one, is charged what the read will hold

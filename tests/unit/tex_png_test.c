@@ -925,9 +925,9 @@ same_as_libpng(const char *path, const char *what)
 }
 
 /* Every PngSuite file, valid or not, reads by rows as libpng reads it; the
- * fast path takes exactly the plain ones: 8-bit grey, grey+alpha, RGB or
- * RGBA (colour types 0, 4, 2, 6), not interlaced (IHDR, read here), no
- * tRNS or PLTE, none corrupt. */
+ * fast path takes exactly the plain ones: 8-bit grey, grey+alpha, RGB,
+ * RGBA or palette (colour types 0, 4, 2, 6, 3), not interlaced (IHDR, read
+ * here), no tRNS or PLTE but a palette image's, none corrupt. */
 static void
 case_pngsuite_fast(const char *arg)
 {
@@ -938,8 +938,10 @@ case_pngsuite_fast(const char *arg)
         const char    *name = files[i].name, *path = suite_path(dir, name);
         size_t         size;
         unsigned char *d = tex_test_file_read(path, &size);
-        bool plain = name[0] != 'x' && size > 28 && d[24] == 8 && d[25] <= 6 && d[25] % 2 == 0 &&
-                     d[28] == 0 && !suite_has_chunk(path, "tRNS") && !suite_has_chunk(path, "PLTE");
+        bool           plain =
+            name[0] != 'x' && size > 28 && d[24] == 8 && d[25] <= 6 && d[25] != 1 && d[25] != 5 &&
+            d[28] == 0 &&
+            (d[25] == 3 || (!suite_has_chunk(path, "tRNS") && !suite_has_chunk(path, "PLTE")));
         free(d);
         bool took = same_as_libpng(path, name);
         if (took != plain)
@@ -947,7 +949,7 @@ case_pngsuite_fast(const char *arg)
         taken += took;
     }
     printf("%zu files taken by the fast path\n", taken);
-    CHECK_EQ_INT(taken, 39);
+    CHECK_EQ_INT(taken, 51);
     free(files);
 }
 
@@ -1031,6 +1033,10 @@ typedef struct png_twist {
     bool critical;     /* a critical chunk we do not know ("ABCD") */
     bool after_iend;   /* a byte after IEND */
     bool garbage;      /* bytes after the zlib stream, in the last IDAT */
+    /* Colour type 3: PLTE's and tRNS's data (none where NULL), and where. */
+    const unsigned char *palette, *alphas;
+    size_t               palette_len, alphas_len;
+    bool                 alphas_first, palette_late, palette_twice;
 } png_twist;
 
 /* Writes a PNG of `px` (w x h, colour type color) filtered row y by
@@ -1039,7 +1045,7 @@ static const char *
 png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int color,
           const png_twist *t)
 {
-    static const unsigned bpp_of[7] = {1, 0, 3, 0, 2, 0, 4};
+    static const unsigned bpp_of[7] = {1, 0, 3, 1, 2, 0, 4};
     unsigned              bpp = bpp_of[color];
     size_t                stride = 1 + (size_t)w * bpp;
     uint32_t              rows_in = (uint32_t)((int)h + t->extra_rows);
@@ -1080,6 +1086,12 @@ png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int
         chunk_add(&b, "tRNS", "\0\1\0\2\0\3", 6, false);
     if (t->critical)
         chunk_add(&b, "ABCD", "x", 1, false);
+    if (t->alphas && t->alphas_first)
+        chunk_add(&b, "tRNS", t->alphas, t->alphas_len, false);
+    for (int k = 0; t->palette && !t->palette_late && k < 1 + t->palette_twice; k++)
+        chunk_add(&b, "PLTE", t->palette, t->palette_len, false);
+    if (t->alphas && !t->alphas_first)
+        chunk_add(&b, "tRNS", t->alphas, t->alphas_len, false);
     if (t->idat_bytes) {
         chunk_add(&b, "IDAT", "", 0, false);
         for (size_t i = 0; i < zn; i++)
@@ -1092,6 +1104,8 @@ png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int
     } else {
         chunk_add(&b, "IDAT", zd, zn, false);
     }
+    if (t->palette && t->palette_late)
+        chunk_add(&b, "PLTE", t->palette, t->palette_len, false);
     if (t->text)
         chunk_add(&b, "tEXt", "Comment\0after", 13, false);
     chunk_add(&b, "IEND", "", 0, false);
@@ -1202,6 +1216,74 @@ case_fast_chunks(const char *arg)
     free(px);
 }
 
+/* Palette images: the fast path expands them as libpng does (RGB, or RGBA
+ * with tRNS, colours past its last alpha opaque), and leaves to libpng the
+ * palettes and pixels libpng reads otherwise than by the book. */
+static void
+case_fast_palette(const char *arg)
+{
+    (void)arg;
+    enum { W = 37, H = 9 };
+    unsigned char       *rnd = noise(256 * 3 + 256, 1, 1, 11), idx[W * H];
+    const unsigned char *plte = rnd, *alpha = rnd + 256 * 3;
+    typedef struct palette_case {
+        const char *what;
+        unsigned    colours, alphas; /* PLTE's and tRNS's entries */
+        png_twist   t;
+        int         stray; /* if not 0, one pixel names this colour */
+        bool        fast;
+        bool        empty_trns; /* a tRNS of no alphas */
+    } palette_case;
+    const palette_case cases[] = {
+        {"256 colours", 256, 0, {0}, 0, true, false},
+        {"5 colours, 3 alphas", 5, 3, {0}, 0, true, false},
+        {"1 colour, its alpha", 1, 1, {0}, 0, true, false},
+        {"a pixel past the palette", 5, 0, {0}, 5, false, false},
+        {"more alphas than colours", 5, 6, {0}, 0, false, false},
+        {"no alphas (an empty tRNS)", 5, 0, {0}, 0, false, true},
+        {"tRNS before PLTE", 5, 3, {.alphas_first = true}, 0, false, false},
+        {"PLTE after the image data", 5, 0, {.palette_late = true}, 0, false, false},
+        {"two PLTE chunks", 5, 0, {.palette_twice = true}, 0, false, false},
+        {"a PLTE of 7 bytes", 5, 0, {.palette_len = 7}, 0, false, false},
+        {"no PLTE", 0, 0, {0}, 0, false, false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const palette_case *c = &cases[k];
+        png_twist           t = c->t;
+        t.palette = c->colours ? plte : NULL;
+        t.palette_len = t.palette_len ? t.palette_len : 3 * (size_t)c->colours;
+        t.alphas = c->alphas || c->empty_trns ? alpha : NULL;
+        t.alphas_len = c->alphas;
+        uint64_t seed = 100 + k;
+        for (size_t i = 0; i < W * H; i++)
+            idx[i] = (unsigned char)(c->colours ? (tex_test_rand(&seed) >> 32) % c->colours : 0);
+        if (c->stray)
+            idx[W * H / 2] = (unsigned char)c->stray;
+        const char *path = png_build("palette.png", idx, W, H, 3, &t);
+        bool        took = same_as_libpng(path, c->what);
+        if (took != c->fast)
+            RT_CHECK_FAIL_("%s: the fast path %s it", c->what, took ? "took" : "refused");
+        if (!c->fast)
+            continue;
+        /* Expanded here too, by the book. */
+        tex_image img;
+        char      err[TEX_ERR_LEN];
+        REQUIRE(read_rows_as(path, true, &img, err, &took) == TEX_OK);
+        unsigned nc = c->alphas ? 4 : 3;
+        CHECK_EQ_INT(img.nchannels, nc);
+        for (size_t i = 0; i < W * H && img.nchannels == nc; i++) {
+            const unsigned char *px = (const unsigned char *)img.pixels + i * nc;
+            unsigned             want_a = idx[i] < c->alphas ? alpha[idx[i]] : 255;
+            if (memcmp(px, plte + 3 * idx[i], 3) != 0 || (nc == 4 && px[3] != want_a)) {
+                RT_CHECK_FAIL_("%s: pixel %zu is not colour %u", c->what, i, idx[i]);
+                break;
+            }
+        }
+        tex_image_free(&img);
+    }
+    free(rnd);
+}
+
 /* The one place the fast path and libpng part, pinned (io_png_fast.c says
  * why): a plain PNG whose deflate stream has a code-length repeat that
  * overruns (one bit flipped, the CRCs and Adler-32 right), found by a
@@ -1251,6 +1333,7 @@ static const rt_test_case cases[] = {
     {"pngsuite_fast", case_pngsuite_fast},
     {"fast_filters", case_fast_filters},
     {"fast_chunks", case_fast_chunks},
+    {"fast_palette", case_fast_palette},
     {"fast_divergence", case_fast_divergence},
     {NULL, NULL},
 };
