@@ -5,8 +5,8 @@
  * only whole, so this path reads the whole file, gathers its IDAT chunks,
  * inflates them at once and undoes the row filters in place.
  *
- * It takes only what it can read exactly as libpng would: 8-bit grey,
- * grey+alpha, RGB, RGBA or palette (whose PLTE, and tRNS if any, come
+ * It takes only what it can read exactly as libpng would: 8- or 16-bit
+ * grey, grey+alpha, RGB or RGBA, or an 8-bit palette (whose PLTE, and tRNS if any, come
  * once, in order, before the image data, and whose pixels all name one of
  * its colours; expanded to RGB, or RGBA with tRNS, as io_png.c asks libpng
  * to), not interlaced, every chunk's CRC right, IHDR first, the IDAT
@@ -55,9 +55,10 @@ tex_png_fast_reads(void)
 
 typedef struct plain_png {
     uint32_t width, height;
-    unsigned bpp;      /* bytes a pixel in the file: grey or palette 1, grey+alpha 2, ... */
+    unsigned bpp;      /* bytes a pixel in the file: 8-bit grey or palette 1, ... */
     unsigned channels; /* a pixel handed over: a palette's become RGB, RGBA with tRNS */
     bool     palette;
+    bool     wide; /* 16-bit samples, big-endian in the file, handed over in host order */
     unsigned colours, alphas; /* PLTE's entries, tRNS's */
     uint8_t  plte[256 * 3], alpha[256];
     size_t   stream; /* bytes of the zlib stream, gathered at the buffer's start */
@@ -85,19 +86,22 @@ letters(const uint8_t *t)
     return true;
 }
 
-/* IHDR's data, if it is a plain image within our limits. */
+/* IHDR's data, if it is a plain image within our limits: 8 bits a
+ * sample, or 16 but for a palette. */
 static bool
 header_take(const uint8_t *d, uint32_t len, plain_png *p)
 {
-    static const unsigned bpp[7] = {[0] = 1, [2] = 3, [3] = 1, [4] = 2, [6] = 4};
+    static const unsigned samples[7] = {[0] = 1, [2] = 3, [3] = 1, [4] = 2, [6] = 4};
     char                  err[TEX_ERR_LEN];
-    if (len != 13 || d[8] != 8 || d[9] > 6 || d[10] != 0 || d[11] != 0 || d[12] != 0)
+    if (len != 13 || (d[8] != 8 && d[8] != 16) || d[9] > 6 || d[10] != 0 || d[11] != 0 ||
+        d[12] != 0 || (d[8] == 16 && d[9] == 3))
         return false;
     p->width = be32(d);
     p->height = be32(d + 4);
-    p->bpp = bpp[d[9]];
+    p->wide = d[8] == 16;
     p->palette = d[9] == 3;
-    p->channels = p->palette ? 3 : p->bpp; /* 4 if a tRNS comes */
+    p->bpp = samples[d[9]] * (p->wide ? 2 : 1);
+    p->channels = p->palette ? 3 : samples[d[9]]; /* 4 if a palette's tRNS comes */
     return p->bpp && tex_check_size(p->width, p->height, err) == TEX_OK;
 }
 
@@ -154,7 +158,8 @@ chunks_walk(uint8_t *buf, size_t size, plain_png *p)
         if (first) {
             plain_png again;
             if (!header_take(data, len, &again) || again.width != p->width ||
-                again.height != p->height || again.bpp != p->bpp || again.palette != p->palette)
+                again.height != p->height || again.bpp != p->bpp || again.palette != p->palette ||
+                again.wide != p->wide)
                 return false;
         } else if (is_type(type, "IDAT")) {
             if (idat == 2 || (p->palette && !p->colours))
@@ -259,7 +264,7 @@ unfilter(uint8_t filter, uint8_t *row, const uint8_t *up, size_t n, unsigned bpp
         break;
     case 4: /* Paeth */
 #if defined(__x86_64__)
-        if (bpp >= 3) {
+        if (bpp == 3 || bpp == 4) {
             paeth_sse2(row, up, n, bpp);
             break;
         }
@@ -300,10 +305,21 @@ palette_expand(const plain_png *p, const uint8_t *index, uint8_t *out)
     }
 }
 
+/* A row of 16-bit samples, big-endian, as host-order numbers (what
+ * io_png.c's png_set_swap() gives on a little-endian host, and libpng
+ * alone on a big-endian one), in an aligned buffer. */
+static void
+wide_samples(const uint8_t *row, size_t n, uint16_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint16_t)(row[2 * i] << 8 | row[2 * i + 1]);
+}
+
 /* Undoes each row's filter and hands it over, once every filter byte (and
  * a palette image's every index) is known good: a row handed over cannot
  * be taken back. A palette image is unfiltered whole first, to check its
- * indices, then expanded a row at a time. */
+ * indices, then expanded a row at a time; a 16-bit row is put in host
+ * order. */
 static tex_result
 rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *taken,
           char err[TEX_ERR_LEN])
@@ -313,8 +329,9 @@ rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *ta
         if (rows[y * (n + 1)] > 4)
             return TEX_OK; /* libpng: "bad adaptive filter value" */
     uint8_t *zeros = calloc(n + 1, 1);
-    uint8_t *out = p->palette ? malloc((size_t)p->width * p->channels) : NULL;
-    if (!zeros || (p->palette && !out)) {
+    bool     copy = p->palette || p->wide; /* rows handed over from `out` */
+    uint8_t *out = copy ? malloc((size_t)p->width * p->channels * (p->wide ? 2 : 1)) : NULL;
+    if (!zeros || (copy && !out)) {
         free(zeros);
         return TEX_OK;
     }
@@ -329,17 +346,18 @@ rows_give(const plain_png *p, uint8_t *rows, tex_rows_fn fn, void *ctx, bool *ta
         tex_image shape = {.width = p->width,
                            .height = p->height,
                            .nchannels = p->channels,
-                           .type = TEX_TYPE_U8,
+                           .type = p->wide ? TEX_TYPE_U16 : TEX_TYPE_U8,
                            .srgb = true};
         for (uint32_t y = 0; y < p->height && r == TEX_OK; y++) {
             uint8_t *row = rows + y * (n + 1);
             if (p->palette) {
                 palette_expand(p, row + 1, out);
-                r = fn(ctx, &shape, y, out, err);
             } else {
                 unfilter(row[0], row + 1, y ? row - n : zeros, n, p->bpp);
-                r = fn(ctx, &shape, y, row + 1, err);
+                if (p->wide)
+                    wide_samples(row + 1, n / 2, (uint16_t *)(void *)out);
             }
+            r = fn(ctx, &shape, y, copy ? out : row + 1, err);
         }
     }
     free(out);

@@ -60,13 +60,12 @@ tex_result tex__png_read_rows(const char *path, tex_rows_fn fn, void *ctx,
 tex_result tex__jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx,
                                const tex__decode_budget *budget, char err[TEX_ERR_LEN]);
 
-/* The PNG fast path (io_png_fast.c): a plain PNG (8-bit grey, grey+alpha,
- * RGB, RGBA or palette, not interlaced, nothing in it libpng would read
- * otherwise than we do) read from fd, file_size bytes, inflated by libdeflate, its
- * rows handed to fn as tex_png_read_rows() hands them; the budget (NULL:
- * none) is charged the file and its inflated rows. *taken false: refused
- * before any row was handed over (anything else, or RT_PNG_FAST=0), to be
- * read with libpng; true: the result is the read's. */
+/* The PNG fast path (io_png_fast.c): a plain PNG (8- or 16-bit grey,
+ * grey+alpha, RGB or RGBA, or 8-bit palette; not interlaced, nothing in it
+ * libpng would read otherwise than we do) read from fd, file_size bytes, inflated by libdeflate,
+ * its rows handed to fn as tex_png_read_rows() hands them; the budget (NULL: none) is charged the
+ * file and its inflated rows. *taken false: refused before any row was handed over (anything else,
+ * or RT_PNG_FAST=0), to be read with libpng; true: the result is the read's. */
 tex_result tex__png_fast_rows(int fd, uint64_t file_size, tex_rows_fn fn, void *ctx,
                               const tex__decode_budget *budget, bool *taken, char err[TEX_ERR_LEN]);
 

@@ -925,9 +925,10 @@ same_as_libpng(const char *path, const char *what)
 }
 
 /* Every PngSuite file, valid or not, reads by rows as libpng reads it; the
- * fast path takes exactly the plain ones: 8-bit grey, grey+alpha, RGB,
- * RGBA or palette (colour types 0, 4, 2, 6, 3), not interlaced (IHDR, read
- * here), no tRNS or PLTE but a palette image's, none corrupt. */
+ * fast path takes exactly the plain ones: 8- or 16-bit grey, grey+alpha,
+ * RGB or RGBA (colour types 0, 4, 2, 6), 8-bit palette (3), not
+ * interlaced (IHDR, read here), no tRNS or PLTE but a palette image's,
+ * none corrupt. */
 static void
 case_pngsuite_fast(const char *arg)
 {
@@ -939,8 +940,8 @@ case_pngsuite_fast(const char *arg)
         size_t         size;
         unsigned char *d = tex_test_file_read(path, &size);
         bool           plain =
-            name[0] != 'x' && size > 28 && d[24] == 8 && d[25] <= 6 && d[25] != 1 && d[25] != 5 &&
-            d[28] == 0 &&
+            name[0] != 'x' && size > 28 && (d[24] == 8 || (d[24] == 16 && d[25] != 3)) &&
+            d[25] <= 6 && d[25] != 1 && d[25] != 5 && d[28] == 0 &&
             (d[25] == 3 || (!suite_has_chunk(path, "tRNS") && !suite_has_chunk(path, "PLTE")));
         free(d);
         bool took = same_as_libpng(path, name);
@@ -949,7 +950,7 @@ case_pngsuite_fast(const char *arg)
         taken += took;
     }
     printf("%zu files taken by the fast path\n", taken);
-    CHECK_EQ_INT(taken, 51);
+    CHECK_EQ_INT(taken, 75);
     free(files);
 }
 
@@ -977,13 +978,13 @@ chunk_add(tex_test_bytes *b, const char *type, const void *data, size_t n, bool 
 }
 
 static void
-header_add(tex_test_bytes *b, uint32_t w, uint32_t h, int color)
+header_add(tex_test_bytes *b, uint32_t w, uint32_t h, int depth, int color)
 {
     static const unsigned char sig[8] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
     unsigned char              ihdr[13] = {0};
     put32(ihdr, w);
     put32(ihdr + 4, h);
-    ihdr[8] = 8;
+    ihdr[8] = (unsigned char)depth;
     ihdr[9] = (unsigned char)color;
     tex_test_bytes_add(b, sig, 8);
     chunk_add(b, "IHDR", ihdr, 13, false);
@@ -1021,6 +1022,7 @@ filter_row(const unsigned char *px, uint32_t w, uint32_t y, unsigned bpp, int f,
 
 /* How a hand-built PNG differs from a plain one. */
 typedef struct png_twist {
+    int  depth;        /* bits a sample; 0: 8 */
     int  window_bits;  /* zlib's; 0: 15 */
     int  cinfo;        /* if not 0, the window the stream claims (log2 - 8), whatever it used */
     int  extra_rows;   /* rows added (> 0) to the stream, or left out (< 0) */
@@ -1046,7 +1048,8 @@ png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int
           const png_twist *t)
 {
     static const unsigned bpp_of[7] = {1, 0, 3, 1, 2, 0, 4};
-    unsigned              bpp = bpp_of[color];
+    int                   depth = t->depth ? t->depth : 8;
+    unsigned              bpp = bpp_of[color] * (unsigned)depth / 8;
     size_t                stride = 1 + (size_t)w * bpp;
     uint32_t              rows_in = (uint32_t)((int)h + t->extra_rows);
     unsigned char        *raw = calloc((size_t)rows_in + 1, stride);
@@ -1075,7 +1078,7 @@ png_build(const char *name, const unsigned char *px, uint32_t w, uint32_t h, int
         memcpy(zd + zn, "junk", 4), zn += 4;
 
     tex_test_bytes b = {0};
-    header_add(&b, w, h, color);
+    header_add(&b, w, h, depth, color);
     if (t->text)
         chunk_add(&b, "tEXt", "Comment\0before", 14, false);
     if (t->text_bad_crc)
@@ -1130,36 +1133,54 @@ noise(uint32_t w, uint32_t h, unsigned bpp, uint64_t seed)
     return px;
 }
 
-/* Every filter on every pixel size, at widths down to one pixel: the fast
- * path's rows are the pixels filtered here, and libpng's. */
+/* Whether the image holds the samples of px (8-bit, or 16-bit big-endian
+ * as a PNG stores them). */
+static bool
+same_samples(const tex_image *img, const unsigned char *px, size_t samples, bool wide)
+{
+    if (!wide)
+        return memcmp(img->pixels, px, samples) == 0;
+    const uint16_t *v = img->pixels;
+    for (size_t i = 0; i < samples; i++)
+        if (v[i] != (px[2 * i] << 8 | px[2 * i + 1]))
+            return false;
+    return true;
+}
+
+/* Every filter on every pixel size, 8 and 16 bits a sample, at widths down
+ * to one pixel: the fast path's rows are the pixels filtered here, and
+ * libpng's. */
 static void
 case_fast_filters(const char *arg)
 {
     (void)arg;
     static const int      colors[] = {0, 4, 2, 6};
     static const uint32_t widths[] = {1, 2, 5, 33};
-    for (size_t c = 0; c < 4; c++)
-        for (size_t k = 0; k < 4; k++) {
-            unsigned       bpp = c + 1;
-            uint32_t       w = widths[k], h = 11;
-            unsigned char *px = noise(w, h, bpp, 1000 * c + k);
-            png_twist      t = {0};
-            char           what[64];
-            snprintf(what, sizeof what, "colour type %d, width %u", colors[c], w);
-            const char *path = png_build("filters.png", px, w, h, colors[c], &t);
-            CHECK(same_as_libpng(path, what));
-            tex_image  img;
-            char       err[TEX_ERR_LEN];
-            bool       took;
-            tex_result r = read_rows_as(path, true, &img, err, &took);
-            REQUIRE(r == TEX_OK);
-            CHECK_EQ_INT(img.nchannels, bpp);
-            CHECK_EQ_INT(img.srgb, true);
-            if (memcmp(img.pixels, px, (size_t)w * h * bpp) != 0)
-                RT_CHECK_FAIL_("%s: not the pixels filtered", what);
-            tex_image_free(&img);
-            free(px);
-        }
+    for (int depth = 8; depth <= 16; depth += 8)
+        for (size_t c = 0; c < 4; c++)
+            for (size_t k = 0; k < 4; k++) {
+                unsigned       nc = (unsigned)c + 1, bpp = nc * (unsigned)depth / 8;
+                uint32_t       w = widths[k], h = 11;
+                unsigned char *px = noise(w, h, bpp, 1000 * c + k + (size_t)depth);
+                png_twist      t = {.depth = depth};
+                char           what[64];
+                snprintf(what, sizeof what, "colour type %d, %d bits, width %u", colors[c], depth,
+                         w);
+                const char *path = png_build("filters.png", px, w, h, colors[c], &t);
+                CHECK(same_as_libpng(path, what));
+                tex_image  img;
+                char       err[TEX_ERR_LEN];
+                bool       took;
+                tex_result r = read_rows_as(path, true, &img, err, &took);
+                REQUIRE(r == TEX_OK);
+                CHECK_EQ_INT(img.nchannels, nc);
+                CHECK_EQ_INT(img.type, depth == 16 ? TEX_TYPE_U16 : TEX_TYPE_U8);
+                CHECK_EQ_INT(img.srgb, true);
+                if (!same_samples(&img, px, (size_t)w * h * nc, depth == 16))
+                    RT_CHECK_FAIL_("%s: not the pixels filtered", what);
+                tex_image_free(&img);
+                free(px);
+            }
 }
 
 /* What the fast path takes and what it leaves to libpng, each read as
