@@ -1301,10 +1301,13 @@ memory_threads)
 threads)
     # More threads than cores over a shared texture cache (label stress: the
     # tsan preset runs it under ThreadSanitizer). -t 8 runs 8 workers that
-    # each render tiles (the workers start together, and 300 tiles are
-    # plenty for 8), the tiles add up, and the image is -t 1's, bit for bit.
+    # each render tiles, the tiles add up, and the image is -t 1's, bit for
+    # bit. Each worker gets tiles if it gets a core before they run out: 16
+    # samples a pixel make the udim scene's -t 8 render some 60 ms on 2
+    # cores, many time slices. (At 2, 15 ms once PNGs loaded faster: with
+    # both cores busy, a worker got none in 1 of 75 runs; at 16, 0 of 75.)
     scene=$testdata
-    opts=(--quiet -r 160 120 --tile 8 --spp 2 --max-memory-mb 4)
+    opts=(--quiet -r 160 120 --tile 8 --spp 16 --max-memory-mb 4)
     "$render" "${opts[@]}" -t 1 -o "$tmp/t1.exr" "$scene" || fail "-t 1: exit $?"
     "$render" "${opts[@]}" -t 8 --stats-json "$tmp/t8.json" -o "$tmp/t8.exr" "$scene" ||
         fail "-t 8: exit $?"
