@@ -355,23 +355,6 @@ png_decode(png_job *job)
         png_read_end(png, NULL); /* checks the rest of the file, up to IEND */
 }
 
-/* The fast path's rows gathered into one image, for a whole read. */
-static tex_result
-rows_gather(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
-{
-    tex_image *img = ctx;
-    if (y == 0) {
-        tex_result r =
-            tex_image_alloc(img, shape->width, shape->height, shape->nchannels, shape->type, err);
-        if (r != TEX_OK)
-            return r;
-        img->srgb = shape->srgb;
-    }
-    size_t stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
-    memcpy((char *)img->pixels + (size_t)y * stride, row, stride);
-    return TEX_OK;
-}
-
 /* tex_png_read() with rows NULL, tex_png_read_rows() with a consumer and
  * out NULL. */
 static tex_result
@@ -394,7 +377,7 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_b
     if (file_size != UINT64_MAX) { /* a plain PNG without libpng (io_png_fast.c) */
         bool      taken;
         tex_image whole = {0};
-        r = tex__png_fast_rows(fileno(f), file_size, rows ? rows : rows_gather,
+        r = tex__png_fast_rows(fileno(f), file_size, rows ? rows : tex__rows_collect,
                                rows ? rows_ctx : &whole, budget, &taken, err);
         if (taken)
             return tex__io_read_close(f, r, &whole, out);

@@ -39,9 +39,9 @@ tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
     return TEX__FORMAT_UNKNOWN;
 }
 
-/* A whole image from rows (formats read only by rows: TIFF). */
-static tex_result
-rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+tex_result
+tex__rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row,
+                  char err[TEX_ERR_LEN])
 {
     tex_image *img = ctx;
     size_t     stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
@@ -79,7 +79,7 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
         return r;
     }
     case TEX__FORMAT_TIFF:
-        r = tex_tiff_read_rows(path, rows_collect, out, err);
+        r = tex_tiff_read_rows(path, tex__rows_collect, out, err);
         if (r != TEX_OK)
             tex_image_free(out);
         return r;

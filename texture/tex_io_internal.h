@@ -33,6 +33,12 @@ void *tex__io_read_state(size_t size, FILE *f, char err[TEX_ERR_LEN]);
  * tex__io_read_open() left it. Returns code. */
 tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_image *out);
 
+/* A tex_rows_fn that gathers the rows into the tex_image ctx points to
+ * (zeroed beforehand; allocated at row 0): a whole image from a reader by
+ * rows (TIFF, the PNG fast path). */
+tex_result tex__rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row,
+                             char err[TEX_ERR_LEN]);
+
 /* What a read by rows may hold beyond its rows, charged before it is
  * allocated: an interlaced PNG's whole image (Adam7's passes fill rows all
  * over it), a multi-scan JPEG's coefficients (libjpeg keeps every block of

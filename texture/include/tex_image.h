@@ -250,7 +250,7 @@ tex_result tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char e
 /* Both read a plain PNG (8- or 16-bit grey, grey+alpha, RGB or RGBA, or
  * 8-bit palette; not interlaced, every CRC right; up to 64 MiB with its
  * inflated rows) whole, inflated by libdeflate and unfiltered by our own
- * code, about 2.6 times as fast as libpng with zlib, with libpng's pixels;
+ * code, about 2.45 times as fast as libpng with zlib, with libpng's pixels;
  * any other, or every PNG with RT_PNG_FAST=0 in the environment, by
  * libpng. tex_png_fast_reads() counts the reads that took that path in
  * this process. */
