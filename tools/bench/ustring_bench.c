@@ -416,8 +416,8 @@ range_of(const double *v, int n, double *lo, double *hi)
  * side of the comparison. Ratios are taken within a round; the line gives
  * their median and range. The floor's speed-up is the ceiling for the
  * table's: the same lookups from many threads with nothing shared written,
- * so what holds it under T is the machine (clocks that drop as cores wake,
- * a shared cache, a busy neighbour), not the table. */
+ * so what holds it under T is the machine (clocks that may drop as cores
+ * wake, a shared cache, a busy neighbour), not the table. */
 static void
 run_floor(const bench *b, const workload *w, ustr_lock lock)
 {

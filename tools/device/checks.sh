@@ -106,8 +106,9 @@ step_01() {
 }
 
 # 02: the floor for a hot intern, and its speed-up at N threads: the same
-# lookups with nothing shared written, the most this machine gives (clocks
-# drop as cores wake), beside the table's at N, with the 01 step's 5M a thread.
+# lookups with nothing shared written, the most this machine gives (its
+# clocks may drop as cores wake), beside the table's at N, with the 01
+# step's 5M a thread.
 step_02() {
     local f=$out/02-ustring-floor.txt figures top=$((n > 2 ? n : 2))
     ustring-bench --floor --threads "$(counts 2 $top)" --ops $hot_ops --repeat $((repeat + 2)) \
