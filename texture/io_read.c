@@ -40,24 +40,6 @@ tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
 }
 
 tex_result
-tex__rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row,
-                  char err[TEX_ERR_LEN])
-{
-    tex_image *img = ctx;
-    size_t     stride = (size_t)shape->width * shape->nchannels * tex_type_size(shape->type);
-    if (y == 0) {
-        tex_result r =
-            tex_image_alloc(img, shape->width, shape->height, shape->nchannels, shape->type, err);
-        if (r != TEX_OK)
-            return r;
-        img->srgb = shape->srgb;
-        img->associated = shape->associated;
-    }
-    memcpy((char *)img->pixels + y * stride, row, stride);
-    return TEX_OK;
-}
-
-tex_result
 tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
     tex_result r = TEX_OK;

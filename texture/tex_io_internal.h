@@ -35,7 +35,8 @@ tex_result tex__io_read_close(FILE *f, tex_result code, tex_image *img, tex_imag
 
 /* A tex_rows_fn that gathers the rows into the tex_image ctx points to
  * (zeroed beforehand; allocated at row 0): a whole image from a reader by
- * rows (TIFF, the PNG fast path). */
+ * rows (TIFF, the PNG fast path). In io_shared.c, below the codecs and
+ * io_read.c alike, so that calls between them point one way. */
 tex_result tex__rows_collect(void *ctx, const tex_image *shape, uint32_t y, const void *row,
                              char err[TEX_ERR_LEN]);
 
