@@ -293,19 +293,28 @@ nomem:
 /* Spilling a decoded image (PNG, JPEG, scanline EXR) as its rows arrive:
  * level 0's rows and, through a MIP chain, every level's, each row cut into
  * its level's rows of tiles as it comes (tex_mip_chain_new(), bands of one
- * row: no copy of the row before it is cut), and rows of tiles written out
- * a few at a time. No level is ever whole in memory: a 16384x16384 16-bit
- * texture took 2 GB when level 0 was decoded whole and levels were made
- * from it, and now takes a few rows of tiles per level (SPILL_STAGE_BYTES,
- * or one row where a row is larger). */
+ * row: no copy of the row before it is cut). No level is ever whole in a
+ * buffer of its own: a 16384x16384 16-bit texture took 2 GB when level 0
+ * was decoded whole and levels were made from it.
+ *
+ * Where the tiles go: if all of the file's fit in what the cache has free,
+ * straight into it, each row of tiles as it is complete (write-back,
+ * cache_tiles.c): nothing is written to the spill file or read back on
+ * first touch, which was a third of a cold JPEG's first touch. Otherwise
+ * into the spill file, a few rows of tiles at a time (SPILL_STAGE_BYTES, or
+ * one row where a row is larger), to load on demand. Either way the tiles
+ * are cut as the cache holds them: colour divided by alpha where the file
+ * is premultiplied. */
 typedef struct spill_job {
     tex_system    *ts;
     tex_thread    *tc;
     tex__file     *f;
     tex_mip_chain *chain;
-    unsigned char *tiles;        /* each level's rows of tiles being cut, level 0's first */
-    size_t         tiles_at[32]; /* where level l's start in it (17 levels at TEX_MAX_DIM) */
-    uint32_t       stage[32];    /* how many rows of tiles level l holds before writing them */
+    bool           keep;  /* the tiles go into the cache, not the spill file */
+    unsigned char *tiles; /* spilled: each level's rows of tiles being cut, level 0's first */
+    tex__tile    **kept;  /* kept: each level's row of tiles being cut, level 0's first */
+    size_t         tiles_at[32]; /* where level l's start in either (17 levels at TEX_MAX_DIM) */
+    uint32_t       stage[32];    /* spilled: rows of tiles level l holds before writing them */
     bool           constant;     /* every pixel so far is f->constant_texel */
     uint64_t       charged;      /* what the decode holds beyond its rows (tex__decode_reserve()) */
 } spill_job;
@@ -339,33 +348,103 @@ tiles_write(spill_job *j, const tex__level *lv, unsigned char *tiles, uint32_t f
                             err);
 }
 
-/* Row y of level l (a band of one row) cut into the level's rows of tiles,
- * the columns right of the image zeroed; written out once the level's
- * stage is full, or with its last row. */
-static tex_result
-spill_band(void *ctx, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
+/* Columns x0 .. x0 + 63 of a row into row ty of a tile: the columns right
+ * of the image zeroed, colour divided by alpha as the cache holds it (the
+ * row itself stays as decoded: the MIP chain averages it next). */
+static void
+cut_row(const tex__file *f, unsigned char *tile, const tex_image *row, uint32_t x0, uint32_t ty)
 {
-    spill_job           *j = ctx;
-    tex__level          *lv = &j->f->levels[l];
-    size_t               tile_bytes = j->f->tile_bytes, px = tile_bytes / (TEX__TILE * TEX__TILE);
-    uint32_t             band = y / TEX__TILE, slot = band % j->stage[l], ty = y % TEX__TILE;
-    unsigned char       *staged = j->tiles + j->tiles_at[l];
-    unsigned char       *tiles = staged + (size_t)slot * lv->tiles_x * tile_bytes;
-    const unsigned char *in = row->pixels;
-    for (uint32_t tx = 0, x0 = 0; tx < lv->tiles_x; tx++, x0 += TEX__TILE) {
-        uint32_t       w = row->width - x0 < TEX__TILE ? row->width - x0 : TEX__TILE;
-        unsigned char *out = tiles + tx * tile_bytes + (size_t)ty * TEX__TILE * px;
-        memcpy(out, in + x0 * px, w * px);
-        memset(out + w * px, 0, (TEX__TILE - w) * px);
-    }
+    size_t         px = f->tile_bytes / (TEX__TILE * TEX__TILE);
+    uint32_t       w = row->width - x0 < TEX__TILE ? row->width - x0 : TEX__TILE;
+    unsigned char *out = tile + (size_t)ty * TEX__TILE * px;
+    memcpy(out, (const unsigned char *)row->pixels + x0 * px, w * px);
+    memset(out + w * px, 0, (TEX__TILE - w) * px);
+    if (f->associated && !f->raw)
+        tex__unpremultiply(out, w, f->info.nchannels, f->info.type);
+}
+
+/* Row y of level l into the level's staged rows of tiles; written out once
+ * the level's stage is full, or with its last row. */
+static tex_result
+spill_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
+{
+    tex__level    *lv = &j->f->levels[l];
+    size_t         tile_bytes = j->f->tile_bytes;
+    uint32_t       band = y / TEX__TILE, slot = band % j->stage[l], ty = y % TEX__TILE;
+    unsigned char *staged = j->tiles + j->tiles_at[l];
+    unsigned char *tiles = staged + (size_t)slot * lv->tiles_x * tile_bytes;
+    for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
+        cut_row(j->f, tiles + tx * tile_bytes, row, tx * TEX__TILE, ty);
     bool last = y + 1 == lv->height;
     if (!last && (ty + 1 < TEX__TILE || slot + 1 < j->stage[l]))
         return TEX_OK;
     return tiles_write(j, lv, staged, band - slot, slot + 1, ty + 1, err);
 }
 
+/* Row y of level l into the level's row of tiles, made at its first row;
+ * the row of tiles put into the cache once complete, the rows below the
+ * image zeroed. */
+static tex_result
+keep_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
+{
+    tex__level *lv = &j->f->levels[l];
+    tex__tile **tiles = j->kept + j->tiles_at[l];
+    uint32_t    ty = y % TEX__TILE, first = y / TEX__TILE * lv->tiles_x;
+    for (uint32_t tx = 0; ty == 0 && tx < lv->tiles_x; tx++)
+        if (!(tiles[tx] = tex__tile_new(j->ts, j->f, l, first + tx))) {
+            snprintf(err, TEX_ERR_LEN, "out of memory for tiles");
+            return TEX_ERR_NOMEM;
+        }
+    for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
+        cut_row(j->f, tiles[tx]->texels, row, tx * TEX__TILE, ty);
+    if (ty + 1 < TEX__TILE && y + 1 < lv->height)
+        return TEX_OK;
+    size_t tile_row = j->f->tile_bytes / TEX__TILE;
+    for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
+        memset(tiles[tx]->texels + (ty + 1) * tile_row, 0, (TEX__TILE - ty - 1) * tile_row);
+    tex__tiles_keep(j->ts, j->tc, tiles, lv->tiles_x);
+    memset(tiles, 0, lv->tiles_x * sizeof *tiles); /* the cache's now */
+    return TEX_OK;
+}
+
+/* The MIP chain's band callback: row y of level l (a band of one row). */
+static tex_result
+take_band(void *ctx, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
+{
+    spill_job *j = ctx;
+    return j->keep ? keep_band(j, l, y, row, err) : spill_band(j, l, y, row, err);
+}
+
+/* Where each level's rows of tiles go while they are cut: kept, a row of
+ * tile pointers per level; spilled, a few rows of tiles per level. */
+static tex_result
+spill_buffers(spill_job *j, char err[TEX_ERR_LEN])
+{
+    tex__file *f = j->f;
+    size_t     at = 0;
+    j->keep = tex__cache_room(j->ts, f);
+    for (uint32_t l = 0; l < f->info.nlevels; l++) {
+        tex__level *lv = &f->levels[l];
+        size_t      row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
+        uint32_t    stage = (uint32_t)(SPILL_STAGE_BYTES / row_bytes);
+        j->stage[l] = stage < 1 ? 1 : stage < lv->tiles_y ? stage : lv->tiles_y;
+        j->tiles_at[l] = at;
+        at += j->keep ? lv->tiles_x : j->stage[l] * row_bytes;
+    }
+    if (j->keep)
+        j->kept = calloc(at, sizeof *j->kept);
+    else
+        j->tiles = malloc(at);
+    if (!j->kept && !j->tiles) {
+        snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
+        return TEX_ERR_NOMEM;
+    }
+    return TEX_OK;
+}
+
 /* At the first row: the file's shape, its level table, each level's range
- * of the spill file and rows of tiles, and the chain. */
+ * of the spill file (a kept tile is written there if evicted), where the
+ * tiles are cut, and the chain. */
 static tex_result
 spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
 {
@@ -384,22 +463,13 @@ spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
     tex_result r = levels_init(f, NULL, nlevels, TEX__TILE, TEX__TILE, err);
     if (r != TEX_OK)
         return r;
-    size_t tiles = 0;
     for (uint32_t l = 0; l < nlevels; l++) {
         tex__level *lv = &f->levels[l];
-        size_t      row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
-        lv->spill_offset = tex__spill_reserve(j->ts, (uint64_t)lv->tiles_y * row_bytes);
-        uint32_t stage = (uint32_t)(SPILL_STAGE_BYTES / row_bytes);
-        j->stage[l] = stage < 1 ? 1 : stage < lv->tiles_y ? stage : lv->tiles_y;
-        j->tiles_at[l] = tiles;
-        tiles += j->stage[l] * row_bytes;
+        lv->spill_offset =
+            tex__spill_reserve(j->ts, (uint64_t)lv->tiles_y * lv->tiles_x * f->tile_bytes);
     }
-    j->tiles = malloc(tiles);
-    if (!j->tiles) {
-        snprintf(err, TEX_ERR_LEN, "out of memory cutting tiles");
-        return TEX_ERR_NOMEM;
-    }
-    return tex_mip_chain_new(&s, nlevels, 1, spill_band, j, &j->chain, err);
+    r = spill_buffers(j, err);
+    return r == TEX_OK ? tex_mip_chain_new(&s, nlevels, 1, take_band, j, &j->chain, err) : r;
 }
 
 /* Whether every pixel of a row has the bytes of the image's first: a pass
@@ -454,6 +524,14 @@ spill_end(spill_job *j, tex_result r)
     }
     tex_mip_chain_free(j->chain);
     free(j->tiles);
+    if (j->kept) { /* tiles cut but not yet put into the cache, then any put in */
+        for (uint32_t l = 0; l < j->f->info.nlevels; l++)
+            for (uint32_t tx = 0; tx < j->f->levels[l].tiles_x; tx++)
+                tex__tile_discard(j->ts, j->kept[j->tiles_at[l] + tx]);
+        free(j->kept);
+        if (r != TEX_OK)
+            tex__tiles_drop(j->ts, j->f);
+    }
     return r;
 }
 

@@ -4,6 +4,12 @@
  * hazard pointer names it. The cap is shared with decodes that hold more
  * than rows (tex__decode_reserve()): the tiles get what they leave.
  *
+ * Write-back: a decode whose tiles all fit in what the cache has free
+ * puts them straight into it (tex__tiles_keep()) instead of writing them
+ * to the spill file to be read back on first touch; a kept tile is written
+ * to the spill file only if the clock evicts it, before its slot is
+ * cleared, so a miss on it always finds it there.
+ *
  * Hazard pointers, why safe (C11 seq_cst total order): a reader stores the
  * tile in its hazard pointer, then loads the slot again and uses the tile
  * only if it is still there; the evictor clears the slot, then scans the
@@ -64,9 +70,17 @@ tex__cache_init(tex_system *ts, char err[TEX_ERR_LEN])
 static void
 tile_free(tex_system *ts, tex__tile *t)
 {
-    /* Relaxed: a count; the hazard scan ordered the free. */
+    /* Relaxed: a count; the hazard scan (or never having been published)
+     * ordered the free. */
     atomic_fetch_sub_explicit(&ts->memory, t->bytes, memory_order_relaxed);
     free(t);
+}
+
+void
+tex__tile_discard(tex_system *ts, tex__tile *t)
+{
+    if (t)
+        tile_free(ts, t);
 }
 
 void
@@ -129,22 +143,62 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
     return true;
 }
 
-/* A tile of an untiled file from the spill file: the rows the image
- * covers, as tiles_write() (cache_files.c) wrote them; those below it zeroed. */
+/* Where tile `index` of a level lies in the spill file, and how many of
+ * its bytes are there: the rows the image covers (tiles_write() in
+ * cache_files.c writes no rows below it, and spill_kept() none either). */
+static uint64_t
+spill_span(const tex__file *f, const tex__level *lv, uint32_t index, size_t *bytes)
+{
+    uint32_t th = f->info.tile_height, y0 = index / lv->tiles_x * th;
+    size_t   row = f->tile_bytes / th, rows = lv->height - y0 < th ? lv->height - y0 : th;
+    *bytes = rows * row;
+    return lv->spill_offset + (uint64_t)index * f->tile_bytes;
+}
+
+/* A tile of an untiled file from the spill file, as the cache holds it
+ * (colour divided by alpha already), the rows below the image zeroed. */
 static bool
 spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t index,
            unsigned char *out, char err[TEX_ERR_LEN])
 {
-    uint32_t th = f->info.tile_height, y0 = index / lv->tiles_x * th;
-    size_t   row = f->tile_bytes / th, rows = lv->height - y0 < th ? lv->height - y0 : th;
-    uint64_t at = lv->spill_offset + (uint64_t)index * f->tile_bytes;
-    if (!tex__pio_all(ts->spill_fd, false, out, rows * row, at)) {
+    size_t   bytes;
+    uint64_t at = spill_span(f, lv, index, &bytes);
+    /* Relaxed: spill_kept() stored it before the seq_cst clear of the slot
+     * this miss found empty by an acquire load (protect()), and every clear
+     * since came later under the cache lock. */
+    int lost = atomic_load_explicit(&f->spill_errno, memory_order_relaxed);
+    if (lost) {
+        snprintf(err, TEX_ERR_LEN, "cannot write the tile spill file: %s", strerror(lost));
+        return false;
+    }
+    if (!tex__pio_all(ts->spill_fd, false, out, bytes, at)) {
         snprintf(err, TEX_ERR_LEN, "cannot read the tile spill file: %s",
                  errno ? strerror(errno) : "unexpected end");
         return false;
     }
-    memset(out + rows * row, 0, f->tile_bytes - rows * row);
+    memset(out + bytes, 0, f->tile_bytes - bytes);
     return true;
+}
+
+/* A kept tile into the spill file as the clock evicts it, before its slot
+ * is cleared: a miss on it then reads it back. Under the cache lock, which
+ * the write holds for a few microseconds: a kept tile is written at most
+ * once, and only when the cache is full. If the write fails the tile goes
+ * all the same, so that the cap holds, and its file breaks at its next
+ * miss, reported then (spill_read()), as a failed write at decode breaks
+ * the file being decoded. */
+static void
+spill_kept(tex_system *ts, tex_thread *tc, tex__tile *t)
+{
+    tex__file *f = t->file;
+    size_t     bytes;
+    uint64_t   at = spill_span(f, &f->levels[t->level], t->index, &bytes);
+    errno = 0;
+    if (!tex__pio_all(ts->spill_fd, true, t->texels, bytes, at))
+        /* Relaxed: published by the slot's clear (spill_read() says how). */
+        atomic_store_explicit(&f->spill_errno, errno ? errno : ENOSPC, memory_order_relaxed);
+    t->unspilled = false;
+    tex__count(&tc->counters.tiles_spilled, 1);
 }
 
 static bool
@@ -209,6 +263,34 @@ tiles_cap(tex_system *ts)
     return held < ts->max_memory ? ts->max_memory - held : 0;
 }
 
+/* The clock ring, under the cache lock: a tile joins just behind the hand
+ * (the last the hand reaches), and leaves from anywhere. */
+static void
+ring_insert(tex_system *ts, tex__tile *t)
+{
+    if (ts->hand) {
+        t->ring_next = ts->hand;
+        t->ring_prev = ts->hand->ring_prev;
+        t->ring_prev->ring_next = t;
+        ts->hand->ring_prev = t;
+    } else {
+        t->ring_next = t->ring_prev = ts->hand = t;
+    }
+}
+
+static void
+ring_remove(tex_system *ts, tex__tile *t)
+{
+    if (t->ring_next == t) {
+        ts->hand = NULL;
+        return;
+    }
+    t->ring_prev->ring_next = t->ring_next;
+    t->ring_next->ring_prev = t->ring_prev;
+    if (ts->hand == t)
+        ts->hand = t->ring_next;
+}
+
 /* Evicts cold tiles until resident memory is under the cap; cache lock held. */
 static void
 evict_locked(tex_system *ts, tex_thread *tc)
@@ -224,12 +306,9 @@ evict_locked(tex_system *ts, tex_thread *tc)
             atomic_store_explicit(&t->used, false, memory_order_relaxed);
             continue;
         }
-        if (t->ring_next == t) {
-            ts->hand = NULL;
-        } else {
-            t->ring_prev->ring_next = t->ring_next;
-            t->ring_next->ring_prev = t->ring_prev;
-        }
+        ring_remove(ts, t);
+        if (t->unspilled)
+            spill_kept(ts, tc, t);
         /* seq_cst: the clear of the proof at the top. */
         atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], NULL,
                               memory_order_seq_cst);
@@ -291,25 +370,96 @@ account(tex_system *ts, size_t bytes)
         ;
 }
 
-static tex__tile *
-tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
+/* Bytes of one tile of f, header included, as allocated. */
+static size_t
+tile_size(const tex__file *f)
 {
-    char       err[TEX_ERR_LEN];
-    size_t     bytes = sizeof(tex__tile) + f->tile_bytes;
-    tex__tile *t = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+    return (sizeof(tex__tile) + f->tile_bytes + 15) & ~(size_t)15;
+}
+
+tex__tile *
+tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index)
+{
+    size_t     bytes = tile_size(f);
+    tex__tile *t = aligned_alloc(16, bytes);
     if (!t)
         return NULL;
     *t = (tex__tile){.file = f, .level = level, .index = index, .bytes = bytes};
     account(ts, bytes);
+    return t;
+}
+
+bool
+tex__cache_room(tex_system *ts, const tex__file *f)
+{
+    uint64_t tiles = 0;
+    for (uint32_t l = 0; l < f->info.nlevels; l++)
+        tiles += (uint64_t)f->levels[l].tiles_x * f->levels[l].tiles_y;
+    /* Relaxed: a count read without the cache lock; two decodes that both
+     * find room may run over the cap together, and keeping their tiles
+     * evicts back under it (tex__tiles_keep()). */
+    size_t memory = atomic_load_explicit(&ts->memory, memory_order_relaxed);
+    size_t cap = tiles_cap(ts);
+    return memory <= cap && tiles <= (cap - memory) / tile_size(f);
+}
+
+void
+tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n)
+{
+    pthread_mutex_lock(&ts->cache_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        tex__tile *t = tiles[i];
+        t->unspilled = true;
+        atomic_init(&t->used, false); /* cold until a lookup uses it */
+        ring_insert(ts, t);
+        /* Release publishes the texels, as in tile_load(); no lookup can
+         * reach the slot before the file is READY anyway. */
+        atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], t, memory_order_release);
+        atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
+    }
+    tex__count(&tc->counters.tiles_kept, n);
+    evict_locked(ts, tc);
+    reclaim_locked(ts, false);
+    pthread_mutex_unlock(&ts->cache_lock);
+}
+
+void
+tex__tiles_drop(tex_system *ts, tex__file *f)
+{
+    pthread_mutex_lock(&ts->cache_lock);
+    for (uint32_t l = 0; f->levels && l < f->info.nlevels; l++) {
+        tex__level *lv = &f->levels[l];
+        for (size_t i = 0; lv->tiles && i < (size_t)lv->tiles_x * lv->tiles_y; i++) {
+            /* Relaxed: the cache lock orders every write of a slot, and no
+             * lookup reads the slots of a file that never became READY. */
+            tex__tile *t = atomic_load_explicit(&lv->tiles[i], memory_order_relaxed);
+            if (!t)
+                continue;
+            atomic_store_explicit(&lv->tiles[i], NULL, memory_order_relaxed);
+            ring_remove(ts, t);
+            atomic_fetch_sub_explicit(&ts->resident, t->bytes, memory_order_relaxed);
+            tile_free(ts, t);
+        }
+    }
+    pthread_mutex_unlock(&ts->cache_lock);
+}
+
+static tex__tile *
+tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
+{
+    char       err[TEX_ERR_LEN];
+    tex__tile *t = tex__tile_new(ts, f, level, index);
+    if (!t)
+        return NULL;
     if (!read_texels(ts, tc, f, level, index, t->texels, err)) {
-        atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
-        free(t);
+        tile_free(ts, t);
         tex__file_break(ts, tc, f, TEX_ERR_CORRUPT, err); /* reported once */
         return NULL;
     }
     atomic_init(&t->used, true);
-    /* Lookups filter straight colour; a raw (data) texture is as stored. */
-    if (f->associated && !f->raw)
+    /* Lookups filter straight colour; a raw (data) texture is as stored.
+     * The spill file holds tiles divided already (cache_files.c). */
+    if (f->associated && !f->raw && f->source != TEX__SOURCE_SPILL)
         tex__unpremultiply(t->texels,
                            f->tile_bytes / (f->info.nchannels * tex_type_size(f->info.type)),
                            f->info.nchannels, f->info.type);
@@ -323,23 +473,15 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
          * is only the plainest choice on this rare path. */
         atomic_store_explicit(&tc->hazard, other, memory_order_seq_cst);
         pthread_mutex_unlock(&ts->cache_lock);
-        atomic_fetch_sub_explicit(&ts->memory, bytes, memory_order_relaxed);
-        free(t);
+        tile_free(ts, t);
         return other;
     }
-    if (ts->hand) {
-        t->ring_next = ts->hand;
-        t->ring_prev = ts->hand->ring_prev;
-        t->ring_prev->ring_next = t;
-        ts->hand->ring_prev = t;
-    } else {
-        t->ring_next = t->ring_prev = ts->hand = t;
-    }
+    ring_insert(ts, t);
     /* Protected before anyone else can reach it; as above. */
     atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
     /* Release publishes the texels to readers (acquire in protect()). */
     atomic_store_explicit(slot, t, memory_order_release);
-    atomic_fetch_add_explicit(&ts->resident, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     tex__count(&tc->counters.tiles_loaded, 1);
     evict_locked(ts, tc);
     reclaim_locked(ts, false);

@@ -249,9 +249,9 @@ tex_stats_print(const tex_stats *s, const char *prefix, FILE *f)
             s->microcache_hits);
     fprintf(f,
             "%stiles: %" PRIu64 " hits, %" PRIu64 " misses (%.2f%% hits), %" PRIu64
-            " loaded, %" PRIu64 " evicted, %.1f MiB read\n",
-            prefix, s->tile_hits, s->tile_misses, hit, s->tiles_loaded, s->tiles_evicted,
-            (double)s->bytes_read / (1 << 20));
+            " loaded, %" PRIu64 " kept, %" PRIu64 " evicted (%" PRIu64 " spilled), %.1f MiB read\n",
+            prefix, s->tile_hits, s->tile_misses, hit, s->tiles_loaded, s->tiles_kept,
+            s->tiles_evicted, s->tiles_spilled, (double)s->bytes_read / (1 << 20));
     fprintf(f,
             "%sfiles: %" PRIu64 " opened, %" PRIu64 " closed, %" PRIu64
             " errors; memory %.1f MiB, peak %.1f MiB\n",

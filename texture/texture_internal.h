@@ -28,6 +28,9 @@ typedef struct tex__tile {
     size_t            bytes;                 /* all of it, header included */
     struct tex__tile *ring_next, *ring_prev; /* the clock ring; guarded by the cache lock */
     _Atomic bool      used; /* the clock's reference bit; readers set it only when clear */
+    /* Kept in the cache by its decode and not yet in the spill file: written
+     * there when evicted. Guarded by the cache lock. */
+    bool unspilled;
     alignas(16) unsigned char texels[]; /* tile_w * tile_h * nchannels samples */
 } tex__tile;
 
@@ -99,7 +102,7 @@ struct tex__file {
 
     /* Set before READY, read-only after. */
     tex_file_info info;
-    bool          associated; /* premultiplied alpha, divided out as tiles load (cache_tiles.c) */
+    bool          associated; /* premultiplied alpha, divided out as tiles are cut or loaded */
     tex__source   source;
     tex__level   *levels;
     size_t        tile_bytes; /* texel bytes of a full tile */
@@ -116,6 +119,10 @@ struct tex__file {
     /* TEX__SOURCE_EXR and _TIFF only; guarded by `lock`. Closed and
      * reopened under the system's open-file cap. */
     tex__tiled handle;
+    /* TEX__SOURCE_SPILL: 0, or the errno of a kept tile's write to the
+     * spill file when it was evicted; the file breaks at its next read
+     * from the spill file, which could not give that tile back. */
+    _Atomic int spill_errno;
     /* The system's tick at its last tile read, for closing the least
      * recently used handle; relaxed (an approximate order is all the cap
      * needs): written under `lock`, or by a thread that found the lock busy
@@ -283,6 +290,18 @@ void       tex__cache_free(tex_system *ts);
 const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
                                uint32_t index);
 void             tex__tile_release(tex_thread *tc);
+/* Write-back (cache_tiles.c says how): whether every tile of f, whose
+ * levels are sized, fits in what the cache has free now; a tile of f,
+ * counted in the cache's memory, for its decode to cut rows into; such
+ * tiles, complete, put into their slots and the clock ring (written to the
+ * spill file only if evicted); one never put in, freed (NULL: a no-op); and
+ * every kept tile of a file whose decode failed, taken out and freed.
+ * Under f's lock, before f is READY. */
+bool       tex__cache_room(tex_system *ts, const tex__file *f);
+tex__tile *tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index);
+void       tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n);
+void       tex__tile_discard(tex_system *ts, tex__tile *t);
+void       tex__tiles_drop(tex_system *ts, tex__file *f);
 /* The spill file: a range of `bytes` of its own (any thread), then bytes
  * written at an offset inside a range reserved. */
 uint64_t   tex__spill_reserve(tex_system *ts, uint64_t bytes);

@@ -32,17 +32,9 @@ value(int k, uint32_t x, uint32_t y, uint32_t c)
 static ustr
 texture_write(const char *prefix, int k, uint32_t n)
 {
-    char      err[TEX_ERR_LEN], path[256];
-    tex_image img;
-    REQUIRE(tex_image_alloc(&img, n, n, 4, TEX_TYPE_U8, err) == TEX_OK);
-    uint8_t *p = img.pixels;
-    for (uint32_t y = 0; y < n; y++)
-        for (uint32_t x = 0; x < n; x++)
-            for (uint32_t c = 0; c < 4; c++)
-                p[((size_t)y * n + x) * 4 + c] = value(k, x, y, c);
+    char path[256];
     snprintf(path, sizeof path, "%s/%s%d.png", dir, prefix, k);
-    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-    tex_image_free(&img);
+    tex_test_png_rgba(path, n, value, k);
     return ustr_intern_cstr(path);
 }
 
@@ -130,6 +122,21 @@ workers_run(unsigned n, const worker *like, unsigned *wrong, unsigned *failed)
     free(w);
 }
 
+/* workers_run(), then every lookup exact and none failed; the system's
+ * counts, printed. */
+static tex_stats
+workers_check(unsigned n, const worker *like)
+{
+    unsigned wrong, failed;
+    workers_run(n, like, &wrong, &failed);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(failed, 0);
+    tex_stats s;
+    tex_system_stats(ts, &s);
+    tex_stats_print(&s, "  ", stderr);
+    return s;
+}
+
 static void
 run(unsigned nthreads)
 {
@@ -137,21 +144,15 @@ run(unsigned nthreads)
      * about 250 at level 0 alone. */
     tex_config cfg = {.max_memory_mb = 1};
     REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
-    unsigned wrong, failed;
-    workers_run(
+    tex_stats s = workers_check(
         nthreads,
-        &(worker){.textures = names, .ntex = NTEX, .lookups = LOOKUPS, .size0 = SIZE, .size = SIZE},
-        &wrong, &failed);
-    CHECK_EQ_INT(wrong, 0);
-    CHECK_EQ_INT(failed, 0);
-    tex_stats s;
-    tex_system_stats(ts, &s);
+        &(worker){
+            .textures = names, .ntex = NTEX, .lookups = LOOKUPS, .size0 = SIZE, .size = SIZE});
     CHECK_EQ_U64(s.lookups, (uint64_t)nthreads * LOOKUPS);
     CHECK(s.tiles_evicted > 0);          /* the cap was hit ... */
     CHECK(s.tiles_loaded > 3 * 64 + 10); /* ... and tiles came back */
     CHECK(s.peak_memory < (2u << 20));   /* never far over the cap */
     CHECK_EQ_U64(s.files_opened, NTEX);
-    tex_stats_print(&s, "  ", stderr);
     tex_system_destroy(ts);
 }
 
@@ -167,6 +168,35 @@ case_evict_32(const char *arg)
 {
     (void)arg;
     run(32);
+}
+
+/* Write-back (cache_tiles.c): small files whose decodes keep their tiles
+ * in the cache, far more of them than the cap holds, looked up at random
+ * by more threads than cores: kept tiles are evicted, written to the spill
+ * file under the cache lock and read back while other threads keep, load
+ * and look up, and every texel must still be exact. */
+enum { NKEPT = 16, KEPT_SIZE = 128 };
+
+static void
+case_writeback(const char *arg)
+{
+    (void)arg;
+    ustr kept[NKEPT];
+    for (int k = 0; k < NKEPT; k++)
+        kept[k] = texture_write("kept", k, KEPT_SIZE);
+    /* 1 MiB holds about 60 tiles of 64x64 RGBA; a 128x128 file has 11
+     * (4 at level 0, one at each of the 7 below), so about five files'. */
+    REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 1}, &ts, NULL) == TEX_OK);
+    tex_stats s = workers_check(8, &(worker){.textures = kept,
+                                             .ntex = NKEPT,
+                                             .lookups = 3000,
+                                             .size0 = KEPT_SIZE,
+                                             .size = KEPT_SIZE});
+    CHECK(s.tiles_kept > 0);    /* decodes kept their tiles ... */
+    CHECK(s.tiles_spilled > 0); /* ... the clock wrote some back as it evicted them ... */
+    CHECK(s.tiles_loaded > 0);  /* ... and lookups read them back */
+    CHECK(s.peak_memory < (1u << 20) + 8 * 3 * 17000 + 11 * 17000);
+    tex_system_destroy(ts);
 }
 
 /* ---- filtered lookups, tiled EXRs and the open-file cap ---- */
@@ -402,20 +432,12 @@ case_declared(const char *arg)
     REQUIRE(tex_files_declare(ts, decl, raw, NDECL) == TEX_OK);
     /* Every thread wants texture 0 first, then texels of textures
      * 0..NLOOKED-1. */
-    unsigned wrong, failed;
-    workers_run(8,
-                &(worker){.textures = decl,
-                          .ntex = NLOOKED,
-                          .lookups = 400,
-                          .size0 = BIG_SIZE,
-                          .size = DECL_SIZE,
-                          .first0 = true},
-                &wrong, &failed);
-    CHECK_EQ_INT(wrong, 0);
-    CHECK_EQ_INT(failed, 0);
-    tex_stats st;
-    tex_system_stats(ts, &st);
-    tex_stats_print(&st, "  ", stderr);
+    tex_stats st = workers_check(8, &(worker){.textures = decl,
+                                              .ntex = NLOOKED,
+                                              .lookups = 400,
+                                              .size0 = BIG_SIZE,
+                                              .size = DECL_SIZE,
+                                              .first0 = true});
     /* Lookups want NLOOKED files; the waiting threads opened more, and no
      * file twice (files_opened counts each opening). */
     CHECK(st.files_opened > NLOOKED);
@@ -433,6 +455,7 @@ main(int argc, char **argv)
                                          {"exr_handles", case_exr_handles},
                                          {"thread_churn", case_thread_churn},
                                          {"declared", case_declared},
+                                         {"writeback", case_writeback},
                                          {NULL, NULL}};
     dir = tex_test_dir();
     textures_make();

@@ -3,7 +3,10 @@
  * Like a production texture cache, it is lazy (a file is opened on its first
  * lookup), MIP-mapped (levels from the file, or built on load when it has
  * none), tiled (the cache holds tiles, not images) and bounded in memory
- * (cold tiles are evicted under max_memory_mb and reloaded on demand).
+ * (cold tiles are evicted under max_memory_mb and reloaded on demand). A
+ * file that has to be decoded whole (PNG, JPEG, a scanline EXR, a TIFF in
+ * strips) and whose tiles fit in what the cache has free keeps them there
+ * as it is decoded; they go to the spill file only if they are evicted.
  *
  * Threads: one tex_system per render, shared by every worker; one
  * tex_thread per worker, never shared. A lookup that finds its tile in the
@@ -135,7 +138,8 @@ tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float 
  * no lookup waits for it later: a renderer hands the files its scene names
  * to its workers before the first pixel, and they open in parallel, where
  * opening on first lookup has one worker wait while another decodes the
- * file it needs next. Tiles still load on demand. A <UDIM> pattern opens
+ * file it needs next. A tiled file's tiles still load on demand (a decoded
+ * file's are kept as it is decoded, where they fit). A <UDIM> pattern opens
  * nothing (its tiles are files of their own, opened by their lookups). A
  * file that cannot be used is reported once, as a lookup would report it,
  * and its tex_result returned. `tc` belongs to the calling thread. */
@@ -190,7 +194,9 @@ tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
     X(microcache_hits, "lookups whose file was in the thread's own cache")                         \
     X(tile_hits, "tiles found in the cache")                                                       \
     X(tile_misses, "tiles not in the cache")                                                       \
-    X(tiles_loaded, "tiles brought into the cache")                                                \
+    X(tiles_loaded, "tiles read into the cache")                                                   \
+    X(tiles_kept, "tiles put into the cache by their file's decode")                               \
+    X(tiles_spilled, "kept tiles written to the spill file as they were evicted")                  \
     X(tiles_evicted, "tiles the cache let go")                                                     \
     X(bytes_read, "decoded bytes brought into the cache")                                          \
     X(files_opened, "opens of a file (one closed and opened again counts twice)")                  \
