@@ -310,9 +310,10 @@ typedef struct spill_job {
     tex_thread    *tc;
     tex__file     *f;
     tex_mip_chain *chain;
-    bool           keep;  /* the tiles go into the cache, not the spill file */
-    unsigned char *tiles; /* spilled: each level's rows of tiles being cut, level 0's first */
-    tex__tile    **kept;  /* kept: each level's row of tiles being cut, level 0's first */
+    bool           keep;     /* the tiles go into the cache, not the spill file */
+    uint64_t       reserved; /* kept: room reserved for tiles not yet made */
+    unsigned char *tiles;    /* spilled: each level's rows of tiles being cut, level 0's first */
+    tex__tile    **kept;     /* kept: each level's row of tiles being cut, level 0's first */
     size_t         tiles_at[32]; /* where level l's start in either (17 levels at TEX_MAX_DIM) */
     uint32_t       stage[32];    /* spilled: rows of tiles level l holds before writing them */
     bool           constant;     /* every pixel so far is f->constant_texel */
@@ -390,11 +391,14 @@ keep_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[T
     tex__level *lv = &j->f->levels[l];
     tex__tile **tiles = j->kept + j->tiles_at[l];
     uint32_t    ty = y % TEX__TILE, first = y / TEX__TILE * lv->tiles_x;
-    for (uint32_t tx = 0; ty == 0 && tx < lv->tiles_x; tx++)
+    for (uint32_t tx = 0; ty == 0 && tx < lv->tiles_x; tx++) {
         if (!(tiles[tx] = tex__tile_new(j->ts, j->f, l, first + tx))) {
             snprintf(err, TEX_ERR_LEN, "out of memory for tiles");
             return TEX_ERR_NOMEM;
         }
+        j->reserved -= tiles[tx]->bytes; /* counted in the cache's memory now */
+        tex__cache_unreserve(j->ts, tiles[tx]->bytes);
+    }
     for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
         cut_row(j->f, tiles[tx]->texels, row, tx * TEX__TILE, ty);
     if (ty + 1 < TEX__TILE && y + 1 < lv->height)
@@ -422,7 +426,8 @@ spill_buffers(spill_job *j, char err[TEX_ERR_LEN])
 {
     tex__file *f = j->f;
     size_t     at = 0;
-    j->keep = tex__cache_room(j->ts, f);
+    j->reserved = tex__cache_reserve(j->ts, f);
+    j->keep = j->reserved > 0;
     for (uint32_t l = 0; l < f->info.nlevels; l++) {
         tex__level *lv = &f->levels[l];
         size_t      row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
@@ -524,13 +529,16 @@ spill_end(spill_job *j, tex_result r)
     }
     tex_mip_chain_free(j->chain);
     free(j->tiles);
+    tex__cache_unreserve(j->ts, j->reserved); /* what no tile took: a decode cut short */
     if (j->kept) { /* tiles cut but not yet put into the cache, then any put in */
         for (uint32_t l = 0; l < j->f->info.nlevels; l++)
             for (uint32_t tx = 0; tx < j->f->levels[l].tiles_x; tx++)
                 tex__tile_discard(j->ts, j->kept[j->tiles_at[l] + tx]);
         free(j->kept);
-        if (r != TEX_OK)
-            tex__tiles_drop(j->ts, j->f);
+        /* A failed decode's tiles go; a constant file's go to the spill
+         * file, since only a black wrap's lookups read its tiles. */
+        if (r != TEX_OK || j->constant)
+            tex__tiles_release(j->ts, j->tc, j->f, r == TEX_OK);
     }
     return r;
 }

@@ -8,7 +8,9 @@
  * puts them straight into it (tex__tiles_keep()) instead of writing them
  * to the spill file to be read back on first touch; a kept tile is written
  * to the spill file only if the clock evicts it, before its slot is
- * cleared, so a miss on it always finds it there.
+ * cleared, so a miss on it always finds it there. The write is done with
+ * the cache lock released (evict_unlock()): the tile, off the ring and
+ * marked leaving, still serves lookups from its slot meanwhile.
  *
  * Hazard pointers, why safe (C11 seq_cst total order): a reader stores the
  * tile in its hazard pointer, then loads the slot again and uses the tile
@@ -180,13 +182,13 @@ spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t in
     return true;
 }
 
-/* A kept tile into the spill file as the clock evicts it, before its slot
- * is cleared: a miss on it then reads it back. Under the cache lock, which
- * the write holds for a few microseconds: a kept tile is written at most
- * once, and only when the cache is full. If the write fails the tile goes
- * all the same, so that the cap holds, and its file breaks at its next
- * miss, reported then (spill_read()), as a failed write at decode breaks
- * the file being decoded. */
+/* A kept tile into the spill file as it leaves the cache, before its slot
+ * is cleared: a miss on it then reads it back. Outside the cache lock (a
+ * batch of evictions may write tens of megabytes); the tile is off the
+ * clock ring and marked leaving, so nobody else touches it but readers.
+ * If the write fails the tile goes all the same, so that the cap holds,
+ * and its file breaks at its next miss, reported then (spill_read()), as
+ * a failed write at decode breaks the file being decoded. */
 static void
 spill_kept(tex_system *ts, tex_thread *tc, tex__tile *t)
 {
@@ -197,7 +199,6 @@ spill_kept(tex_system *ts, tex_thread *tc, tex__tile *t)
     if (!tex__pio_all(ts->spill_fd, true, t->texels, bytes, at))
         /* Relaxed: published by the slot's clear (spill_read() says how). */
         atomic_store_explicit(&f->spill_errno, errno ? errno : ENOSPC, memory_order_relaxed);
-    t->unspilled = false;
     tex__count(&tc->counters.tiles_spilled, 1);
 }
 
@@ -291,9 +292,22 @@ ring_remove(tex_system *ts, tex__tile *t)
         ts->hand = t->ring_next;
 }
 
-/* Evicts cold tiles until resident memory is under the cap; cache lock held. */
+/* A tile out of its slot and onto the retired list; cache lock held. */
 static void
-evict_locked(tex_system *ts, tex_thread *tc)
+retire_locked(tex_system *ts, tex__tile *t)
+{
+    /* seq_cst: the clear of the proof at the top. */
+    atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], NULL, memory_order_seq_cst);
+    t->retired_next = ts->retired;
+    ts->retired = t;
+}
+
+/* Evicts cold tiles until resident memory is under the cap; cache lock
+ * held. A kept tile not yet in the spill file is not retired here but
+ * marked leaving and put on *leaving, still in its slot, for
+ * evict_unlock() to write back outside the lock. */
+static void
+evict_locked(tex_system *ts, tex_thread *tc, tex__tile **leaving)
 {
     size_t cap = tiles_cap(ts);
     /* Relaxed: counts; the cache lock orders the ring. */
@@ -307,15 +321,15 @@ evict_locked(tex_system *ts, tex_thread *tc)
             continue;
         }
         ring_remove(ts, t);
-        if (t->unspilled)
-            spill_kept(ts, tc, t);
-        /* seq_cst: the clear of the proof at the top. */
-        atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], NULL,
-                              memory_order_seq_cst);
         atomic_fetch_sub_explicit(&ts->resident, t->bytes, memory_order_relaxed);
-        t->retired_next = ts->retired;
-        ts->retired = t;
         tex__count(&tc->counters.tiles_evicted, 1);
+        if (t->unspilled) {
+            t->leaving = true;
+            t->retired_next = *leaving; /* its link until it is retired */
+            *leaving = t;
+        } else {
+            retire_locked(ts, t);
+        }
     }
 }
 
@@ -358,6 +372,30 @@ reclaim_locked(tex_system *ts, bool every)
     pthread_mutex_unlock(&ts->threads_lock);
 }
 
+/* Evicts down to the cap and reclaims (every retired tile if `every`),
+ * then unlocks the cache lock the caller holds; kept tiles the clock chose
+ * are written back with the lock released, then retired under it again. */
+static void
+evict_unlock(tex_system *ts, tex_thread *tc, bool every)
+{
+    tex__tile *leaving = NULL;
+    evict_locked(ts, tc, &leaving);
+    reclaim_locked(ts, every && !leaving);
+    pthread_mutex_unlock(&ts->cache_lock);
+    if (!leaving)
+        return;
+    for (tex__tile *t = leaving; t; t = t->retired_next)
+        spill_kept(ts, tc, t);
+    pthread_mutex_lock(&ts->cache_lock);
+    while (leaving) {
+        tex__tile *next = leaving->retired_next;
+        retire_locked(ts, leaving);
+        leaving = next;
+    }
+    reclaim_locked(ts, every);
+    pthread_mutex_unlock(&ts->cache_lock);
+}
+
 static void
 account(tex_system *ts, size_t bytes)
 {
@@ -389,18 +427,33 @@ tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index)
     return t;
 }
 
-bool
-tex__cache_room(tex_system *ts, const tex__file *f)
+uint64_t
+tex__cache_reserve(tex_system *ts, const tex__file *f)
 {
     uint64_t tiles = 0;
     for (uint32_t l = 0; l < f->info.nlevels; l++)
         tiles += (uint64_t)f->levels[l].tiles_x * f->levels[l].tiles_y;
-    /* Relaxed: a count read without the cache lock; two decodes that both
-     * find room may run over the cap together, and keeping their tiles
-     * evicts back under it (tex__tiles_keep()). */
-    size_t memory = atomic_load_explicit(&ts->memory, memory_order_relaxed);
-    size_t cap = tiles_cap(ts);
-    return memory <= cap && tiles <= (cap - memory) / tile_size(f);
+    uint64_t need = tiles * tile_size(f);
+    size_t   cap = tiles_cap(ts);
+    /* Relaxed: the reservation needs only the add's atomicity, so that two
+     * decodes cannot both claim the same room; `memory` is a count, read
+     * without the cache lock. Tiles loaded meanwhile may still fill the
+     * room: keeping then evicts back under the cap (tex__tiles_keep()). */
+    size_t held = atomic_load_explicit(&ts->kept_reserved, memory_order_relaxed);
+    do {
+        size_t used = atomic_load_explicit(&ts->memory, memory_order_relaxed) + held;
+        if (used > cap || need > cap - used)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&ts->kept_reserved, &held, held + need,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return need;
+}
+
+void
+tex__cache_unreserve(tex_system *ts, uint64_t bytes)
+{
+    /* Relaxed: as in tex__cache_reserve(). */
+    atomic_fetch_sub_explicit(&ts->kept_reserved, bytes, memory_order_relaxed);
 }
 
 void
@@ -418,30 +471,37 @@ tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_
         atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     }
     tex__count(&tc->counters.tiles_kept, n);
-    evict_locked(ts, tc);
-    reclaim_locked(ts, false);
-    pthread_mutex_unlock(&ts->cache_lock);
+    evict_unlock(ts, tc, false);
 }
 
 void
-tex__tiles_drop(tex_system *ts, tex__file *f)
+tex__tiles_release(tex_system *ts, tex_thread *tc, tex__file *f, bool spill)
 {
+    tex__tile *mine = NULL;
     pthread_mutex_lock(&ts->cache_lock);
     for (uint32_t l = 0; f->levels && l < f->info.nlevels; l++) {
         tex__level *lv = &f->levels[l];
         for (size_t i = 0; lv->tiles && i < (size_t)lv->tiles_x * lv->tiles_y; i++) {
             /* Relaxed: the cache lock orders every write of a slot, and no
-             * lookup reads the slots of a file that never became READY. */
+             * lookup reads the slots of a file that is not READY. */
             tex__tile *t = atomic_load_explicit(&lv->tiles[i], memory_order_relaxed);
-            if (!t)
+            if (!t || t->leaving) /* a leaving one is its evictor's to retire */
                 continue;
             atomic_store_explicit(&lv->tiles[i], NULL, memory_order_relaxed);
             ring_remove(ts, t);
             atomic_fetch_sub_explicit(&ts->resident, t->bytes, memory_order_relaxed);
-            tile_free(ts, t);
+            t->retired_next = mine;
+            mine = t;
         }
     }
     pthread_mutex_unlock(&ts->cache_lock);
+    while (mine) { /* off the ring and out of their slots: ours alone */
+        tex__tile *next = mine->retired_next;
+        if (spill && mine->unspilled)
+            spill_kept(ts, tc, mine);
+        tile_free(ts, mine);
+        mine = next;
+    }
 }
 
 static tex__tile *
@@ -483,9 +543,7 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     atomic_store_explicit(slot, t, memory_order_release);
     atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     tex__count(&tc->counters.tiles_loaded, 1);
-    evict_locked(ts, tc);
-    reclaim_locked(ts, false);
-    pthread_mutex_unlock(&ts->cache_lock);
+    evict_unlock(ts, tc, false);
     return t;
 }
 
@@ -499,12 +557,10 @@ static void
 make_room(tex_system *ts, tex_thread *tc)
 {
     pthread_mutex_lock(&ts->cache_lock);
-    /* Relaxed: a count, read under the lock that orders the ring. */
+    /* Relaxed: counts, read as hints of whether anything was freed. */
     size_t before = atomic_load_explicit(&ts->memory, memory_order_relaxed);
-    evict_locked(ts, tc);
-    reclaim_locked(ts, true);
+    evict_unlock(ts, tc, true);
     bool freed = atomic_load_explicit(&ts->memory, memory_order_relaxed) < before;
-    pthread_mutex_unlock(&ts->cache_lock);
 #ifdef __GLIBC__
     if (freed)
         malloc_trim(0);

@@ -29,8 +29,11 @@ typedef struct tex__tile {
     struct tex__tile *ring_next, *ring_prev; /* the clock ring; guarded by the cache lock */
     _Atomic bool      used; /* the clock's reference bit; readers set it only when clear */
     /* Kept in the cache by its decode and not yet in the spill file: written
-     * there when evicted. Guarded by the cache lock. */
+     * there when evicted. Set before it is published, read-only after. */
     bool unspilled;
+    /* Chosen by the clock and being written back, off the ring but still in
+     * its slot (cache_tiles.c, evict_unlock()). Guarded by the cache lock. */
+    bool leaving;
     alignas(16) unsigned char texels[]; /* tile_w * tile_h * nchannels samples */
 } tex__tile;
 
@@ -164,7 +167,8 @@ struct tex_system {
     pthread_mutex_t cache_lock;
     tex__tile      *hand;    /* the clock hand: the next tile to look at */
     tex__tile      *retired; /* evicted, maybe still read under a hazard pointer */
-    _Atomic size_t  memory, peak_memory, resident; /* resident: tiles in slots */
+    _Atomic size_t  memory, peak_memory, resident; /* resident: tiles in slots, not leaving */
+    _Atomic size_t  kept_reserved; /* room decodes have claimed for tiles they keep */
 
     /* One anonymous file holding the tiles of every untiled texture. */
     int              spill_fd;
@@ -290,18 +294,25 @@ void       tex__cache_free(tex_system *ts);
 const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
                                uint32_t index);
 void             tex__tile_release(tex_thread *tc);
-/* Write-back (cache_tiles.c says how): whether every tile of f, whose
- * levels are sized, fits in what the cache has free now; a tile of f,
- * counted in the cache's memory, for its decode to cut rows into; such
- * tiles, complete, put into their slots and the clock ring (written to the
- * spill file only if evicted); one never put in, freed (NULL: a no-op); and
- * every kept tile of a file whose decode failed, taken out and freed.
- * Under f's lock, before f is READY. */
-bool       tex__cache_room(tex_system *ts, const tex__file *f);
+/* Write-back (cache_tiles.c says how), under f's lock, before f is READY:
+ * - tex__cache_reserve(): the bytes of every tile of f, whose levels are
+ *   sized, reserved if they fit in what the cache has free and no other
+ *   decode has reserved; 0 if not (spill them). Give back what the tiles
+ *   made do not take with tex__cache_unreserve().
+ * - tex__tile_new(): a tile of f, counted in the cache's memory, for its
+ *   decode to cut rows into; tex__tile_discard() frees one never kept
+ *   (NULL: a no-op).
+ * - tex__tiles_keep(): complete tiles put into their slots and the clock
+ *   ring, written to the spill file only if evicted.
+ * - tex__tiles_release(): f's kept tiles taken out of the cache and freed,
+ *   written to the spill file first if `spill` (a constant file, whose
+ *   lookups rarely read a tile) or not (a failed decode). */
+uint64_t   tex__cache_reserve(tex_system *ts, const tex__file *f);
+void       tex__cache_unreserve(tex_system *ts, uint64_t bytes);
 tex__tile *tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index);
-void       tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n);
 void       tex__tile_discard(tex_system *ts, tex__tile *t);
-void       tex__tiles_drop(tex_system *ts, tex__file *f);
+void       tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n);
+void       tex__tiles_release(tex_system *ts, tex_thread *tc, tex__file *f, bool spill);
 /* The spill file: a range of `bytes` of its own (any thread), then bytes
  * written at an offset inside a range reserved. */
 uint64_t   tex__spill_reserve(tex_system *ts, uint64_t bytes);

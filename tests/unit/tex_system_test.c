@@ -1378,9 +1378,11 @@ case_maketx_levels(const char *arg)
     }
 }
 
-/* The texture system's spilled tiles hold, at every level, the pyramid of
- * the PNG made whole: each texel of each level, looked up with the
- * closest filter at that level's footprint, sRGB-decoded or raw. */
+/* The texture system's tiles of a decoded file (kept in the cache as they
+ * are cut: it fits) hold, at every level, the pyramid of the PNG made
+ * whole: each texel of each level, looked up with the closest filter at
+ * that level's footprint, sRGB-decoded or raw. That tiles spilled, or kept
+ * and written back, give the same: tex_writeback.paths_agree. */
 static void
 case_spill_levels(const char *arg)
 {

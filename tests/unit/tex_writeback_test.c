@@ -300,6 +300,167 @@ case_write_fails(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* An 8-bit PNG of w x h, nc channels of value(k, ...)'s texels, as DIR/NAME. */
+static ustr
+png_shaped(const char *name, int k, uint32_t w, uint32_t h, uint32_t nc)
+{
+    char      err[TEX_ERR_LEN], path[512];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, w, h, nc, TEX_TYPE_U8, err) == TEX_OK);
+    uint8_t *p = img.pixels;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (uint32_t c = 0; c < nc; c++)
+                p[((size_t)y * w + x) * nc + c] = value(k, x, y, c);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+    tex_image_free(&img);
+    return ustr_intern_cstr(path);
+}
+
+/* A premultiplied half RGBA scanline EXR of w x h, alphas 0 to 0.75. */
+static ustr
+exr_shaped(const char *name, int k, uint32_t w, uint32_t h)
+{
+    char      err[TEX_ERR_LEN], path[512];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, w, h, 4, TEX_TYPE_HALF, err) == TEX_OK);
+    uint16_t *p = img.pixels;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint16_t *t = p + ((size_t)y * w + x) * 4;
+            float     a = (float)((x + 3 * y) % 7) / 8.0f;
+            for (uint32_t c = 0; c < 3; c++)
+                t[c] = tex_float_to_half(a * (float)value(k, x, y, c) / 255.0f);
+            t[3] = tex_float_to_half(a);
+        }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    REQUIRE(tex_exr_write_scanline(path, &img, NULL, 0, err) == TEX_OK);
+    tex_image_free(&img);
+    return ustr_intern_cstr(path);
+}
+
+enum { GRID = 23, LEVELS = 10, RESULTS = GRID * GRID * LEVELS * 2 * 4 };
+
+/* Bilinear lookups on a grid at the footprints of levels 0 to 9, raw and
+ * not, of a file w wide, into out. */
+static void
+grid_lookups(tex_system *ts, tex_thread *tc, ustr name, uint32_t w, float *out)
+{
+    size_t k = 0;
+    for (int raw = 0; raw < 2; raw++)
+        for (int l = 0; l < LEVELS; l++) {
+            float      d = (float)(1u << l) / (float)w;
+            tex_derivs dv = {d, 0, 0, d};
+            tex_opts   o = {.raw = raw, .filter = TEX_FILTER_BILINEAR};
+            for (int i = 0; i < GRID; i++)
+                for (int j = 0; j < GRID; j++, k += 4)
+                    CHECK_EQ_INT(tex_lookup(ts, tc, name, (i + 0.37f) / GRID, (j + 0.61f) / GRID,
+                                            l ? &dv : NULL, &o, out + k),
+                                 TEX_OK);
+        }
+}
+
+/* The three ways a decoded file's tiles reach a lookup give the same bits:
+ * kept and read from the cache; spilled as they are cut (the cache full
+ * when the file is opened) and loaded; kept, written back as they are
+ * evicted, and loaded. Sizes that are not whole tiles, 3 and 4 channels,
+ * and premultiplied EXRs (alpha 0 among them): padding, the spill file's
+ * spans and the division by alpha, every level. */
+static void
+case_paths_agree(const char *arg)
+{
+    (void)arg;
+    struct {
+        ustr     name;
+        uint32_t w;
+    } files[] = {
+        {png_shaped("odd_rgba.png", 9, 200, 75, 4), 200},
+        {png_shaped("odd_rgb.png", 9, 130, 67, 3), 130},
+        {png_shaped("thin.png", 9, 3, 300, 4), 3},
+        {exr_shaped("odd_pm.exr", 3, 150, 90), 150},
+        {exr_shaped("wide_pm.exr", 3, 190, 5), 190},
+    };
+    ustr         big = png_make("big.png", 8, 1024);
+    static float kept[RESULTS], spilled[RESULTS], back[RESULTS];
+    tex_opts o[2] = {{.filter = TEX_FILTER_CLOSEST}, {.raw = true, .filter = TEX_FILTER_CLOSEST}};
+    float    rgba[4];
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        tex_system *ts = system_new(64);
+        tex_thread *tc = thread_new(ts);
+        grid_lookups(ts, tc, files[f].name, files[f].w, kept);
+        CHECK(stats(ts).tiles_kept > 0);
+        CHECK_EQ_U64(stats(ts).tiles_loaded, 0);
+        tex_thread_destroy(tc);
+        tex_system_destroy(ts);
+
+        ts = system_new(1);
+        tc = thread_new(ts);
+        touch_level0(ts, tc, big, 1024, 120); /* the cache full: the file is spilled */
+        grid_lookups(ts, tc, files[f].name, files[f].w, spilled);
+        CHECK_EQ_U64(stats(ts).tiles_kept, 0);
+        tex_thread_destroy(tc);
+        tex_system_destroy(ts);
+
+        ts = system_new(1);
+        tc = thread_new(ts);
+        for (int i = 0; i < 2; i++) /* opened both ways, kept */
+            REQUIRE(tex_lookup(ts, tc, files[f].name, 0.5f, 0.5f, NULL, &o[i], rgba) == TEX_OK);
+        uint64_t nkept = stats(ts).tiles_kept;
+        touch_level0(ts, tc, big, 1024, 120); /* and pushed out */
+        CHECK(nkept > 0);
+        CHECK_EQ_U64(stats(ts).tiles_spilled, nkept);
+        grid_lookups(ts, tc, files[f].name, files[f].w, back);
+        tex_thread_destroy(tc);
+        tex_system_destroy(ts);
+
+        unsigned differ = 0;
+        for (size_t i = 0; i < RESULTS; i++)
+            differ += memcmp(&kept[i], &spilled[i], sizeof(float)) != 0 ||
+                      memcmp(&kept[i], &back[i], sizeof(float)) != 0;
+        if (differ)
+            RT_CHECK_FAIL_("file %zu: %u of %d results differ between the paths", f, differ,
+                           RESULTS);
+    }
+}
+
+static uint8_t
+flat(int k, uint32_t x, uint32_t y, uint32_t c)
+{
+    (void)k, (void)x, (void)y;
+    return (uint8_t)(c == 3 ? 255 : 100 + c);
+}
+
+/* A constant file is answered without tiles, so its decode does not keep
+ * them: they go to the spill file, for the one kind of lookup that reads
+ * them, a black wrap's, which finds them there. */
+static void
+case_constant(const char *arg)
+{
+    (void)arg;
+    char path[512];
+    snprintf(path, sizeof path, "%s/flat.png", dir);
+    tex_test_png_rgba(path, 1024, flat, 0);
+    ustr        name = ustr_intern_cstr(path);
+    tex_system *ts = system_new(64);
+    tex_thread *tc = thread_new(ts);
+    float       rgba[4];
+    tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    REQUIRE(tex_lookup(ts, tc, name, 0.3f, 0.3f, NULL, &o, rgba) == TEX_OK);
+    tex_stats s = stats(ts);
+    CHECK_EQ_U64(s.tiles_kept, tiles_of(1024));
+    CHECK_EQ_U64(s.tiles_spilled, tiles_of(1024));
+    CHECK_EQ_U64(s.memory, 0);
+    CHECK_EQ_U64(s.tile_hits + s.tile_misses, 0);
+    o.swrap = o.twrap = TEX_WRAP_BLACK;
+    REQUIRE(tex_lookup(ts, tc, name, 0.7f, 0.2f, NULL, &o, rgba) == TEX_OK);
+    for (int c = 0; c < 4; c++)
+        CHECK_EQ_INT((int)(rgba[c] * 255.0f + 0.5f), flat(0, 0, 0, (uint32_t)c));
+    CHECK_EQ_U64(stats(ts).tiles_loaded, 1); /* from the spill file */
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -309,6 +470,8 @@ main(int argc, char **argv)
         {"premultiplied", case_premultiplied},
         {"failed_decode", case_failed_decode},
         {"write_fails", case_write_fails},
+        {"paths_agree", case_paths_agree},
+        {"constant", case_constant},
         {NULL, NULL},
     };
     dir = tex_test_dir();
