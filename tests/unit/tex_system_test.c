@@ -504,41 +504,24 @@ case_half_rows(const char *arg)
     tex_image_free(&a), tex_image_free(&b);
 }
 
-/* A half RGBA EXR is premultiplied, so each tile is divided by its alpha
- * as it loads (cache_tiles.c: two pixels at a time by F16C where the CPU
- * has it). Every texel of random halves, alphas of every kind among them
- * (normal, subnormal, zero of either sign, negative, infinite, NaN) and
- * some colours infinite or NaN, must come back as the one-pixel division
- * gives it: colour / alpha, rounded to half, where alpha > 0; as stored
- * elsewhere. */
+/* A half RGBA EXR is premultiplied, so its colour is divided by its alpha,
+ * two pixels at a time by F16C where the CPU has it (cache_tiles.c): as
+ * each tile loads from a MIP-mapped tiled file, as each row is cut into
+ * tiles from one that is decoded (one level). Every texel of random
+ * halves, alphas of every kind among them (normal, subnormal, zero of
+ * either sign, negative, infinite, NaN) and some colours infinite or NaN,
+ * must come back as the one-pixel division gives it: colour / alpha,
+ * rounded to half, where alpha > 0; as stored elsewhere. */
 static void
-case_unpremultiply_half(const char *arg)
+unpremultiply_check(const char *path, const tex_image *img, bool tiled)
 {
-    (void)arg;
-    enum { W = 64, H = 48 };
-    char      path[512], err[TEX_ERR_LEN];
-    tex_image img;
-    REQUIRE(tex_image_alloc(&img, W, H, 4, TEX_TYPE_HALF, err) == TEX_OK);
-    uint16_t             *p = img.pixels;
-    uint64_t              seed = 12345;
-    static const uint16_t alphas[] = {0x3c00, 0x0001, 0x03ff, 0x0000, 0x8000, 0xbc00,
-                                      0x7c00, 0x7e00, 0x1400, 0x2e66, 0x3800, 0x7bff};
-    for (size_t i = 0; i < (size_t)W * H; i++) {
-        for (int c = 0; c < 3; c++) {
-            seed = seed * 6364136223846793005u + 1442695040888963407u;
-            uint16_t v = (uint16_t)(seed >> 48);
-            p[i * 4 + c] = (v & 0x7c00) == 0x7c00 && i % 97 ? v & 0xbfff : v; /* few inf/NaN */
-        }
-        seed = seed * 6364136223846793005u + 1442695040888963407u;
-        p[i * 4 + 3] = i % 3 ? alphas[(seed >> 40) % 12] : (uint16_t)((seed >> 48) & 0x7bff);
-    }
-    snprintf(path, sizeof path, "%s/premultiplied.exr", dir);
-    REQUIRE(tex_exr_write_tiled(path, &img, 1, 16, NULL, 0, err) == TEX_OK);
-    ustr        name = ustr_intern_cstr(path);
-    tex_system *ts = system_new();
-    tex_thread *tc = thread_new(ts);
-    tex_opts    o = {.filter = TEX_FILTER_CLOSEST};
-    uint32_t    wrong = 0, divided = 0;
+    const uint16_t *p = img->pixels;
+    uint32_t        W = img->width, H = img->height;
+    ustr            name = ustr_intern_cstr(path);
+    tex_system     *ts = system_new();
+    tex_thread     *tc = thread_new(ts);
+    tex_opts        o = {.filter = TEX_FILTER_CLOSEST};
+    uint32_t        wrong = 0, divided = 0;
     for (uint32_t y = 0; y < H; y++)
         for (uint32_t x = 0; x < W; x++) {
             const uint16_t *t = p + ((size_t)y * W + x) * 4;
@@ -554,16 +537,56 @@ case_unpremultiply_half(const char *arg)
                 float w = tex_half_to_float(want);
                 if (isnan(w) ? !isnan(got[c]) : memcmp(&w, &got[c], sizeof w) != 0) {
                     if (wrong++ < 5)
-                        RT_CHECK_FAIL_("texel (%u, %u) channel %d: %g, %g wanted", x, y, c,
-                                       (double)got[c], (double)w);
+                        RT_CHECK_FAIL_("%s: texel (%u, %u) channel %d: %g, %g wanted", path, x, y,
+                                       c, (double)got[c], (double)w);
                 }
             }
         }
     CHECK_EQ_INT(wrong, 0);
     CHECK(divided > W * H); /* most colours were divided */
+    tex_file_info info;
+    CHECK_EQ_INT(tex_file_info_get(ts, name, &info), TEX_OK);
+    CHECK_EQ_INT(info.tiled_on_disk, tiled); /* the path meant */
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
-    tex_image_free(&img);
+}
+
+static void
+case_unpremultiply_half(const char *arg)
+{
+    (void)arg;
+    enum { W = 64, H = 48 };
+    char      path[512], err[TEX_ERR_LEN];
+    tex_image levels[7];
+    REQUIRE(tex_mip_levels(W, H) == 7);
+    REQUIRE(tex_image_alloc(&levels[0], W, H, 4, TEX_TYPE_HALF, err) == TEX_OK);
+    uint16_t             *p = levels[0].pixels;
+    uint64_t              seed = 12345;
+    static const uint16_t alphas[] = {0x3c00, 0x0001, 0x03ff, 0x0000, 0x8000, 0xbc00,
+                                      0x7c00, 0x7e00, 0x1400, 0x2e66, 0x3800, 0x7bff};
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        for (int c = 0; c < 3; c++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            uint16_t v = (uint16_t)(seed >> 48);
+            p[i * 4 + c] = (v & 0x7c00) == 0x7c00 && i % 97 ? v & 0xbfff : v; /* few inf/NaN */
+        }
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        p[i * 4 + 3] = i % 3 ? alphas[(seed >> 40) % 12] : (uint16_t)((seed >> 48) & 0x7bff);
+    }
+    /* Levels below 0, which no lookup here reads: zeros of their sizes. */
+    for (uint32_t l = 1; l < 7; l++) {
+        uint32_t w = W >> l ? W >> l : 1, h = H >> l ? H >> l : 1;
+        REQUIRE(tex_image_alloc(&levels[l], w, h, 4, TEX_TYPE_HALF, err) == TEX_OK);
+        memset(levels[l].pixels, 0, (size_t)w * h * 8);
+    }
+    snprintf(path, sizeof path, "%s/premultiplied.exr", dir);
+    REQUIRE(tex_exr_write_tiled(path, levels, 1, 16, NULL, 0, err) == TEX_OK);
+    unpremultiply_check(path, &levels[0], false);
+    snprintf(path, sizeof path, "%s/premultiplied_mip.exr", dir);
+    REQUIRE(tex_exr_write_tiled(path, levels, 7, 16, NULL, 0, err) == TEX_OK);
+    unpremultiply_check(path, &levels[0], true);
+    for (uint32_t l = 0; l < 7; l++)
+        tex_image_free(&levels[l]);
 }
 
 static void
