@@ -169,6 +169,7 @@ struct tex_system {
     tex__tile      *retired; /* evicted, maybe still read under a hazard pointer */
     _Atomic size_t  memory, peak_memory, resident; /* resident: tiles in slots, not leaving */
     _Atomic size_t  kept_reserved; /* room decodes have claimed for tiles they keep */
+    _Atomic bool    evicting;      /* the clock has evicted: decodes no longer keep */
 
     /* One anonymous file holding the tiles of every untiled texture. */
     int              spill_fd;

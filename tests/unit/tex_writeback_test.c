@@ -461,6 +461,32 @@ case_constant(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Once the clock has had to evict, decodes no longer keep their tiles,
+ * even where there is room again: a cache under pressure holds tiles
+ * lookups want, which a new file's tiles would push out. Here the room is
+ * a scanline EXR's charge given back after its decode evicted for it. */
+static void
+case_evicting(const char *arg)
+{
+    (void)arg;
+    ustr        big = png_make("big.png", 10, 1024);
+    ustr        exr = exr_shaped("charged.exr", 3, 256, 256); /* 512 KiB charged */
+    ustr        small = png_make("small.png", 11, 128);       /* 11 tiles, 181 KB */
+    tex_system *ts = system_new(1);
+    tex_thread *tc = thread_new(ts);
+    touch_level0(ts, tc, big, 1024, 120); /* the cache full, tiles evicted */
+    REQUIRE(stats(ts).tiles_evicted > 0);
+    float    rgba[4];
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    REQUIRE(tex_lookup(ts, tc, exr, 0.5f, 0.5f, NULL, &o, rgba) == TEX_OK);
+    tex_stats s = stats(ts);
+    REQUIRE(s.memory + (256 << 10) < (1 << 20)); /* room for the small file's tiles */
+    CHECK_EQ_INT(texels_wrong(ts, tc, small, 11, 128), 0);
+    CHECK_EQ_U64(stats(ts).tiles_kept, 0);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -472,6 +498,7 @@ main(int argc, char **argv)
         {"write_fails", case_write_fails},
         {"paths_agree", case_paths_agree},
         {"constant", case_constant},
+        {"evicting", case_evicting},
         {NULL, NULL},
     };
     dir = tex_test_dir();
