@@ -124,6 +124,43 @@ tex__spill_write(tex_system *ts, const void *data, size_t bytes, uint64_t offset
     return TEX_OK;
 }
 
+/* ---- a file's levels of tile slots ---- */
+
+tex_result
+tex__levels_init(tex__file *f, const tex__tiled *h, uint32_t nlevels, uint32_t tw, uint32_t th,
+                 char err[TEX_ERR_LEN])
+{
+    f->info.nlevels = nlevels;
+    f->info.tile_width = tw;
+    f->info.tile_height = th;
+    f->tile_bytes = (size_t)tw * th * f->info.nchannels * tex_type_size(f->info.type);
+    if (tw > 1 && th > 1 && !(tw & (tw - 1)) && !(th & (th - 1))) {
+        f->tile_shift_x = (uint8_t)__builtin_ctz(tw);
+        f->tile_shift_y = (uint8_t)__builtin_ctz(th);
+    }
+    f->levels = calloc(nlevels, sizeof *f->levels);
+    if (!f->levels)
+        goto nomem;
+    for (uint32_t l = 0; l < nlevels; l++) {
+        tex__level *lv = &f->levels[l];
+        lv->width = f->info.width >> l ? f->info.width >> l : 1;
+        lv->height = f->info.height >> l ? f->info.height >> l : 1;
+        if (h && !tex__tiled_level_size(h, l, &lv->width, &lv->height)) {
+            snprintf(err, TEX_ERR_LEN, "no size for MIP level %u", l);
+            return TEX_ERR_CORRUPT;
+        }
+        lv->tiles_x = (lv->width + tw - 1) / tw;
+        lv->tiles_y = (lv->height + th - 1) / th;
+        lv->tiles = calloc((size_t)lv->tiles_x * lv->tiles_y, sizeof lv->tiles[0]);
+        if (!lv->tiles)
+            goto nomem;
+    }
+    return TEX_OK;
+nomem:
+    snprintf(err, TEX_ERR_LEN, "out of memory for the tile table");
+    return TEX_ERR_NOMEM;
+}
+
 /* ---- loading ---- */
 
 /* Whether a tiled file reopened (f->handle) has the shape f was sized for,
@@ -147,7 +184,7 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
 
 /* Where tile `index` of a level lies in the spill file, and how many of
  * its bytes are there: the rows the image covers (tiles_write() in
- * cache_files.c writes no rows below it, and spill_kept() none either). */
+ * cache_cut.c writes no rows below it, and spill_kept() none either). */
 static uint64_t
 spill_span(const tex__file *f, const tex__level *lv, uint32_t index, size_t *bytes)
 {
@@ -529,7 +566,7 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     }
     atomic_init(&t->used, true);
     /* Lookups filter straight colour; a raw (data) texture is as stored.
-     * The spill file holds tiles divided already (cache_files.c). */
+     * The spill file holds tiles divided already (cache_cut.c). */
     if (f->associated && !f->raw && f->source != TEX__SOURCE_SPILL)
         tex__unpremultiply(t->texels,
                            f->tile_bytes / (f->info.nchannels * tex_type_size(f->info.type)),

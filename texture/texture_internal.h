@@ -285,8 +285,20 @@ tex__file *tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool r
 tex_result  tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
+/* cache_cut.c: f, whose format is `format`, decoded whole from `path` and
+ * cut into tiles, its MIP levels built as the rows come (the tiles kept
+ * in the cache where they fit, else spilled); `info`: an EXR's or TIFF's,
+ * as opened (NULL for a PNG or JPEG). Under f's lock, as f opens. */
+tex_result tex__cut_file(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format,
+                         const char *path, const tex__tiled_info *info, char err[TEX_ERR_LEN]);
+
 /* cache_tiles.c */
 tex_result tex__cache_init(tex_system *ts, char err[TEX_ERR_LEN]);
+/* f's level table and tile slots (all empty): sizes from the tiled file h
+ * when given (its rounding may be up), else halved and rounded down as
+ * tex_mip_levels() counts them. */
+tex_result tex__levels_init(tex__file *f, const tex__tiled *h, uint32_t nlevels, uint32_t tw,
+                            uint32_t th, char err[TEX_ERR_LEN]);
 void       tex__cache_free(tex_system *ts);
 /* Tile `index` of a level (row by row: ty * tiles_x + tx, below
  * tiles_x * tiles_y), loaded if needed, and protected by the thread's
