@@ -16,7 +16,8 @@
  * buffer of its own: a 16384x16384 16-bit texture took 2 GB when level 0
  * was decoded whole and levels were made from it.
  *
- * Where the tiles go: if all of the file's fit in what the cache has free,
+ * Where the tiles go: if all of the file's fit in what the cache has free
+ * and it has never had to evict (tex__cache_reserve() reserves the room),
  * straight into it, each row of tiles as it is complete (write-back,
  * cache_tiles.c): nothing is written to the spill file or read back on
  * first touch, which was a third of a cold JPEG's first touch. Otherwise
