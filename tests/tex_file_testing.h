@@ -106,22 +106,30 @@ tex_test_file_write(const char *path, const void *data, size_t n)
     REQUIRE(fclose(f) == 0);
 }
 
-/* Writes `path`, an n x n 8-bit RGBA PNG whose texel (x, y), channel c is
- * value(k, x, y, c): file k of a test's set. */
+/* Writes `path`, a w x h 8-bit PNG of nc channels whose texel (x, y),
+ * channel c is value(k, x, y, c): file k of a test's set. */
+static inline void
+tex_test_png(const char *path, uint32_t w, uint32_t h, uint32_t nc,
+             uint8_t (*value)(int, uint32_t, uint32_t, uint32_t), int k)
+{
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, w, h, nc, TEX_TYPE_U8, err) == TEX_OK);
+    uint8_t *p = img.pixels;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (uint32_t c = 0; c < nc; c++)
+                p[((size_t)y * w + x) * nc + c] = value(k, x, y, c);
+    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+    tex_image_free(&img);
+}
+
+/* tex_test_png() of an n x n RGBA file. */
 static inline void
 tex_test_png_rgba(const char *path, uint32_t n, uint8_t (*value)(int, uint32_t, uint32_t, uint32_t),
                   int k)
 {
-    char      err[TEX_ERR_LEN];
-    tex_image img;
-    REQUIRE(tex_image_alloc(&img, n, n, 4, TEX_TYPE_U8, err) == TEX_OK);
-    uint8_t *p = img.pixels;
-    for (uint32_t y = 0; y < n; y++)
-        for (uint32_t x = 0; x < n; x++)
-            for (uint32_t c = 0; c < 4; c++)
-                p[((size_t)y * n + x) * 4 + c] = value(k, x, y, c);
-    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-    tex_image_free(&img);
+    tex_test_png(path, n, n, 4, value, k);
 }
 
 /* The whole file; *n is its size. Free with free(). */

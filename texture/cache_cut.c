@@ -30,10 +30,9 @@ typedef struct spill_job {
     tex_thread    *tc;
     tex__file     *f;
     tex_mip_chain *chain;
-    bool           keep;     /* the tiles go into the cache, not the spill file */
     uint64_t       reserved; /* kept: room reserved for tiles not yet made */
     unsigned char *tiles;    /* spilled: each level's rows of tiles being cut, level 0's first */
-    tex__tile    **kept;     /* kept: each level's row of tiles being cut, level 0's first */
+    tex__tile    **kept; /* kept (or NULL): each level's row of tiles being cut, level 0's first */
     size_t         tiles_at[32]; /* where level l's start in either (17 levels at TEX_MAX_DIM) */
     uint32_t       stage[32];    /* spilled: rows of tiles level l holds before writing them */
     bool           constant;     /* every pixel so far is f->constant_texel */
@@ -49,7 +48,7 @@ typedef struct spill_job {
 /* Writes rows of tiles first .. first + n - 1 of level l, cut into
  * `tiles`, the last of them `rows` rows deep, to the level's range of the
  * spill file. Rows below the image are not written where they need not be
- * (tile_load() zeroes them as it reads): a level one tile wide, below 64
+ * (spill_read() in cache_tiles.c zeroes them as it reads): a level one tile wide, below 64
  * rows, spills its rows, not 64 of them (nearly half of a 128x128 file's
  * tiles were such padding). */
 static tex_result
@@ -136,7 +135,7 @@ static tex_result
 take_band(void *ctx, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
 {
     spill_job *j = ctx;
-    return j->keep ? keep_band(j, l, y, row, err) : spill_band(j, l, y, row, err);
+    return j->kept ? keep_band(j, l, y, row, err) : spill_band(j, l, y, row, err);
 }
 
 /* Where each level's rows of tiles go while they are cut: kept, a row of
@@ -147,16 +146,16 @@ spill_buffers(spill_job *j, char err[TEX_ERR_LEN])
     tex__file *f = j->f;
     size_t     at = 0;
     j->reserved = tex__cache_reserve(j->ts, f);
-    j->keep = j->reserved > 0;
+    bool keep = j->reserved > 0;
     for (uint32_t l = 0; l < f->info.nlevels; l++) {
         tex__level *lv = &f->levels[l];
         size_t      row_bytes = (size_t)lv->tiles_x * f->tile_bytes;
         uint32_t    stage = (uint32_t)(SPILL_STAGE_BYTES / row_bytes);
         j->stage[l] = stage < 1 ? 1 : stage < lv->tiles_y ? stage : lv->tiles_y;
         j->tiles_at[l] = at;
-        at += j->keep ? lv->tiles_x : j->stage[l] * row_bytes;
+        at += keep ? lv->tiles_x : j->stage[l] * row_bytes;
     }
-    if (j->keep)
+    if (keep)
         j->kept = calloc(at, sizeof *j->kept);
     else
         j->tiles = malloc(at);

@@ -304,17 +304,9 @@ case_write_fails(const char *arg)
 static ustr
 png_shaped(const char *name, int k, uint32_t w, uint32_t h, uint32_t nc)
 {
-    char      err[TEX_ERR_LEN], path[512];
-    tex_image img;
-    REQUIRE(tex_image_alloc(&img, w, h, nc, TEX_TYPE_U8, err) == TEX_OK);
-    uint8_t *p = img.pixels;
-    for (uint32_t y = 0; y < h; y++)
-        for (uint32_t x = 0; x < w; x++)
-            for (uint32_t c = 0; c < nc; c++)
-                p[((size_t)y * w + x) * nc + c] = value(k, x, y, c);
+    char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-    tex_image_free(&img);
+    tex_test_png(path, w, h, nc, value, k);
     return ustr_intern_cstr(path);
 }
 
