@@ -183,6 +183,7 @@ spill_begin(spill_job *j, const tex_image *shape, char err[TEX_ERR_LEN])
     f->info.type = s.type;
     f->info.srgb = s.srgb;
     f->associated = s.associated;
+    tex__sample_prepare(f);
     uint32_t   nlevels = tex_mip_levels(s.width, s.height);
     tex_result r = tex__levels_init(f, NULL, nlevels, TEX__TILE, TEX__TILE, err);
     if (r != TEX_OK)

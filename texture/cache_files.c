@@ -275,6 +275,7 @@ open_tiled(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format, con
     f->info.type = info.type;
     f->info.srgb = info.srgb && !f->raw;
     f->associated = info.associated;
+    tex__sample_prepare(f);
     f->info.tiled_on_disk = true;
     tex__handle_opened(ts, f);
     r = tex__levels_init(f, &f->handle, info.nlevels, info.tile_width, info.tile_height, err);

@@ -2,13 +2,13 @@
  * and the filters. */
 #include "tex_io_internal.h" /* tex__cpu_f16c() */
 #include "tex_sample_internal.h"
+#include "tex_srgb_internal.h"
 #include "texture_internal.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
 
-float                 tex__srgb_u8[256];  /* sRGB-encoded byte -> linear */
 float                 tex__unorm_u8[256]; /* byte -> [0, 1], as decode() computes it */
 bool                  tex__have_f16c;     /* the CPU converts halves in hardware */
 static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
@@ -16,10 +16,9 @@ static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 static void
 srgb_init(void)
 {
-    for (int i = 0; i < 256; i++) {
-        tex__srgb_u8[i] = tex_srgb_to_linear(i / 255.0f);
+    tex__srgb_u8_init();
+    for (int i = 0; i < 256; i++)
         tex__unorm_u8[i] = (float)i * (1.0f / 255.0f);
-    }
     tex__have_f16c = tex__cpu_f16c(); /* a plain flag for the samplers' hot path */
 }
 
@@ -87,9 +86,9 @@ decode(const void *texels, size_t i, tex_type type, bool srgb)
         uint8_t v = ((const uint8_t *)texels)[i];
         return srgb ? tex__srgb_u8[v] : v * (1.0f / 255.0f);
     }
-    case TEX_TYPE_U16: {
-        float v = ((const uint16_t *)texels)[i] * (1.0f / 65535.0f);
-        return srgb ? tex_srgb_to_linear(v) : v;
+    case TEX_TYPE_U16: { /* the sRGB table is built as such a file opens (tex__sample_prepare()) */
+        uint16_t v = ((const uint16_t *)texels)[i];
+        return srgb ? tex__srgb_u16[v] : v * (1.0f / 65535.0f);
     }
     case TEX_TYPE_HALF:
         return tex__half_decode(((const uint16_t *)texels)[i]);
@@ -412,6 +411,13 @@ void
 tex__sample_init(void)
 {
     pthread_once(&srgb_once, srgb_init);
+}
+
+void
+tex__sample_prepare(const tex__file *f)
+{
+    if (f->info.type == TEX_TYPE_U16 && f->info.srgb)
+        tex__srgb_u16_init();
 }
 
 void

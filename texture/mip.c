@@ -5,6 +5,7 @@
  * weighted by overlap. sRGB-encoded data is filtered in linear light and
  * encoded again. */
 #include "tex_io_internal.h" /* tex__cpu_f16c() */
+#include "tex_srgb_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -16,35 +17,6 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #endif
-
-/* 8-bit sRGB both ways by table: building MIP levels converts every sample
- * twice, and powf() per sample was most of a texture's load time.
- * srgb_up[k] is the linear value where the encoded code rounds up to k + 1
- * (the decode of (k + 0.5) / 255); the code of v is the number of those
- * thresholds v reaches, which is exactly tex_linear_to_srgb(v) * 255
- * rounded. srgb_start[i] is that count at i / SRGB_CELLS: the curve's
- * steepest slope (12.92 * 255 codes per unit, near 0) crosses at most one
- * threshold per cell, so encoding is one table read and one comparison. */
-enum { SRGB_CELLS = 4096 };
-static float          srgb_down[256], srgb_up[256];
-static uint8_t        srgb_start[SRGB_CELLS + 1];
-static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
-
-static void
-srgb_tables(void)
-{
-    for (int k = 0; k < 256; k++)
-        srgb_down[k] = tex_srgb_to_linear((float)k / 255.0f);
-    for (int k = 0; k < 255; k++)
-        srgb_up[k] = tex_srgb_to_linear(((float)k + 0.5f) / 255.0f);
-    srgb_up[255] = INFINITY; /* a sentinel: no code above 255 */
-    int code = 0;
-    for (int i = 0; i <= SRGB_CELLS; i++) {
-        while ((float)i / SRGB_CELLS >= srgb_up[code])
-            code++;
-        srgb_start[i] = (uint8_t)code;
-    }
-}
 
 static bool           f16c;
 static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
@@ -67,57 +39,63 @@ tex__cpu_f16c(void)
     return f16c;
 }
 
-/* v in [0, 1]. A cell holds at most one threshold (above), so one
- * comparison, added rather than branched on: whether a sample crosses the
- * threshold in its cell is as random as the image, and the loop's branch
- * was mispredicted that often. */
-static inline uint8_t
-srgb_encode_u8(float v)
-{
-    int code = srgb_start[(int)(v * SRGB_CELLS)];
-    return (uint8_t)(code + (v >= srgb_up[code]));
-}
-
 /* One channel sample as linear float. */
 static float
 sample_get(const tex_image *img, size_t i)
 {
-    float v;
     switch (img->type) {
     case TEX_TYPE_U8: {
         uint8_t b = ((const uint8_t *)img->pixels)[i];
-        return img->srgb ? srgb_down[b] : b / 255.0f;
+        return img->srgb ? tex__srgb_u8[b] : b / 255.0f;
     }
-    case TEX_TYPE_U16:
-        v = ((const uint16_t *)img->pixels)[i] / 65535.0f;
-        break;
+    case TEX_TYPE_U16: {
+        uint16_t b = ((const uint16_t *)img->pixels)[i];
+        return img->srgb ? tex__srgb_u16[b] : b / 65535.0f;
+    }
     case TEX_TYPE_HALF:
         return tex_half_to_float(((const uint16_t *)img->pixels)[i]);
     default:
         return ((const float *)img->pixels)[i];
     }
-    return img->srgb ? tex_srgb_to_linear(v) : v;
+}
+
+/* A linear value as an 8- or 16-bit code, clamped to [0, 1]; NaN reads
+ * as 0. */
+static inline uint8_t
+code_u8(float v, bool srgb)
+{
+    v = v > 0 ? (v < 1 ? v : 1) : 0;
+    return srgb ? tex__srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+}
+
+static inline uint16_t
+code_u16(float v, bool srgb)
+{
+    v = v > 0 ? (v < 1 ? v : 1) : 0;
+    return srgb ? tex__srgb_encode_u16(v) : (uint16_t)lrintf(v * 65535.0f);
 }
 
 static void
 sample_put(tex_image *img, size_t i, float v)
 {
-    if (img->type == TEX_TYPE_FLOAT) {
+    if (img->type == TEX_TYPE_FLOAT)
         ((float *)img->pixels)[i] = v;
-        return;
-    }
-    if (img->type == TEX_TYPE_HALF) {
+    else if (img->type == TEX_TYPE_HALF)
         ((uint16_t *)img->pixels)[i] = tex_float_to_half(v);
-        return;
-    }
-    v = v > 0 ? (v < 1 ? v : 1) : 0; /* NaN reads as 0 */
-    if (img->type == TEX_TYPE_U8) {
-        ((uint8_t *)img->pixels)[i] = img->srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
-        return;
-    }
-    if (img->srgb)
-        v = tex_linear_to_srgb(v);
-    ((uint16_t *)img->pixels)[i] = (uint16_t)lrintf(v * 65535.0f);
+    else if (img->type == TEX_TYPE_U8)
+        ((uint8_t *)img->pixels)[i] = code_u8(v, img->srgb);
+    else
+        ((uint16_t *)img->pixels)[i] = code_u16(v, img->srgb);
+}
+
+/* Builds the sRGB tables an image of this type and encoding uses: the
+ * 16-bit ones only where such an image appears. */
+static void
+srgb_tables_for(tex_type type, bool srgb)
+{
+    tex__srgb_u8_init();
+    if (type == TEX_TYPE_U16 && srgb)
+        tex__srgb_u16_init();
 }
 
 /* Alpha is a coverage, not a colour: it is never sRGB-decoded. */
@@ -131,7 +109,8 @@ tex_result
 tex_image_convert(const tex_image *src, tex_type type, bool dst_srgb, tex_image *dst,
                   char err[TEX_ERR_LEN])
 {
-    pthread_once(&srgb_once, srgb_tables);
+    srgb_tables_for(src->type, src->srgb);
+    srgb_tables_for(type, dst_srgb);
     tex_result r = tex_image_alloc(dst, src->width, src->height, src->nchannels, type, err);
     if (r != TEX_OK)
         return r;
@@ -244,7 +223,7 @@ halve_u8_one(const float *lut, bool srgb, const uint8_t *p, const uint8_t *q, ui
     float upper = 0.5f * (lut[p[0]] + lut[p[nc]]);
     float lower = 0.5f * (lut[q[0]] + lut[q[nc]]);
     float v = 0.5f * (upper + lower);
-    return srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
+    return srgb ? tex__srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
 }
 
 /* halve_u8_row() for nc channels, sRGB colour or not: inlined with both
@@ -257,7 +236,7 @@ halve_u8_nc(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w,
             bool srgb, const float *unorm)
 {
     uint32_t     ncolour = nc == 2 || nc == 4 ? nc - 1 : nc;
-    const float *colour = srgb ? srgb_down : unorm;
+    const float *colour = srgb ? tex__srgb_u8 : unorm;
     for (uint32_t x = 0; x < w; x++, out += nc) {
         const uint8_t *p = top + 2 * (size_t)x * nc, *q = bottom + 2 * (size_t)x * nc;
         for (uint32_t c = 0; c < nc; c++)
@@ -389,9 +368,13 @@ row_linear(const tex_image *shape, const void *row, const float *unorm, float *l
         view.srgb = shape->srgb && !is_alpha(nc, c);
         if (view.type == TEX_TYPE_U8) { /* sample_get() by table */
             const uint8_t *in = row;
-            const float   *lut = view.srgb ? srgb_down : unorm;
+            const float   *lut = view.srgb ? tex__srgb_u8 : unorm;
             for (uint32_t i = c; i < n; i += nc)
                 line[i] = lut[in[i]];
+        } else if (view.type == TEX_TYPE_U16 && view.srgb) { /* sample_get(), inline */
+            const uint16_t *in = row;
+            for (uint32_t i = c; i < n; i += nc)
+                line[i] = tex__srgb_u16[in[i]];
         } else {
             for (uint32_t i = c; i < n; i += nc)
                 line[i] = sample_get(&view, i);
@@ -400,7 +383,7 @@ row_linear(const tex_image *shape, const void *row, const float *unorm, float *l
 }
 
 /* A row of an image of `shape` from linear floats: sample_put(), with
- * 8-bit rows inline. */
+ * 8- and 16-bit rows inline. */
 static void
 row_put(const tex_image *shape, void *row, const float *line)
 {
@@ -413,16 +396,15 @@ row_put(const tex_image *shape, void *row, const float *line)
         tex_image view = *shape;
         view.pixels = row;
         view.srgb = shape->srgb && !is_alpha(nc, c);
-        if (view.type != TEX_TYPE_U8) {
+        if (view.type == TEX_TYPE_U8) {
+            for (uint32_t i = c; i < n; i += nc)
+                ((uint8_t *)row)[i] = code_u8(line[i], view.srgb);
+        } else if (view.type == TEX_TYPE_U16) {
+            for (uint32_t i = c; i < n; i += nc)
+                ((uint16_t *)row)[i] = code_u16(line[i], view.srgb);
+        } else {
             for (uint32_t i = c; i < n; i += nc)
                 sample_put(&view, i, line[i]);
-            continue;
-        }
-        uint8_t *out = row;
-        for (uint32_t i = c; i < n; i += nc) {
-            float v = line[i];
-            v = v > 0 ? (v < 1 ? v : 1) : 0; /* NaN reads as 0 */
-            out[i] = view.srgb ? srgb_encode_u8(v) : (uint8_t)lrintf(v * 255.0f);
         }
     }
 }
@@ -464,7 +446,7 @@ tex_downsampler_free(tex_downsampler *d)
 tex_result
 tex_downsampler_new(const tex_image *shape, tex_downsampler **out, char err[TEX_ERR_LEN])
 {
-    pthread_once(&srgb_once, srgb_tables);
+    srgb_tables_for(shape->type, shape->srgb);
     *out = NULL;
     uint32_t W = shape->width, H = shape->height, nc = shape->nchannels;
     if (W == 0 || H == 0 || nc < 1 || nc > 4 || (unsigned)shape->type > TEX_TYPE_FLOAT) {

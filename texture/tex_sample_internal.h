@@ -8,6 +8,7 @@
 #ifndef TEX_SAMPLE_INTERNAL_H
 #define TEX_SAMPLE_INTERNAL_H
 
+#include "tex_srgb_internal.h"
 #include "texture.h"
 
 #include <math.h>
@@ -18,10 +19,11 @@
 #include <immintrin.h>
 #endif
 
-/* An 8-bit sample as linear light, from sRGB (colour channels of sRGB
- * files) and as stored / 255 (alpha, and data). Set by tex__sample_init(),
- * which tex_system_create() calls; read-only after. */
-extern float tex__srgb_u8[256], tex__unorm_u8[256];
+/* An 8-bit sample as linear light, as stored / 255 (alpha, and data); from
+ * sRGB (colour channels of sRGB files) it is tex__srgb_u8
+ * (tex_srgb_internal.h). Set by tex__sample_init(), which
+ * tex_system_create() calls; read-only after. */
+extern float tex__unorm_u8[256];
 /* The CPU converts halves in hardware (F16C); set with the tables. */
 extern bool tex__have_f16c;
 

@@ -363,6 +363,10 @@ void tex__file_break(tex_system *ts, tex_thread *tc, tex__file *f, tex_result r,
 /* The sampler's decoding tables, once per process: before the first
  * tex__sample() (tex_system_create() calls it). */
 void tex__sample_init(void);
+/* What the samplers need for f's type beyond those, built once per process:
+ * the 16-bit sRGB table. Call it once f->info is set, before f is
+ * published. */
+void tex__sample_prepare(const tex__file *f);
 /* Fills f->constant_rgba from f->constant_texel (the tables set up by
  * tex_system_create()). */
 void tex__constant_decode(tex__file *f);

@@ -190,8 +190,8 @@ texel(const floor_file *f, const unsigned char *texels, size_t i, float fill_a, 
         break;
     case TEX_TYPE_U16:
         for (uint32_t c = 0; c < nc; c++) {
-            v[c] = ((const uint16_t *)(const void *)texels)[i + c] * (1.0f / 65535.0f);
-            v[c] = c < colour ? tex_srgb_to_linear(v[c]) : v[c];
+            uint16_t code = ((const uint16_t *)(const void *)texels)[i + c];
+            v[c] = c < colour ? tex__srgb_u16[code] : code * (1.0f / 65535.0f);
         }
         break;
     case TEX_TYPE_HALF:

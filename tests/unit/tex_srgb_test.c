@@ -1,0 +1,172 @@
+/* sRGB by table (texture/tex_srgb_internal.h) against the functions it
+ * stands for, tex_srgb_to_linear() and tex_linear_to_srgb(): every code's
+ * decode, and the encode of every float where the tables decide it. */
+#include "check.h"
+#include "tex_file_testing.h"
+#include "tex_image.h"
+#include "tex_srgb_internal.h"
+#include "texture.h"
+#include "ustring.h"
+
+#include <math.h>
+#include <sys/wait.h>
+
+/* Floats from lo to hi, every `step`-th one (by bits: all of them at 1). */
+#define FOR_FLOATS(v, lo, hi, step)                                                                \
+    for (uint32_t b_ = bits_of(lo), e_ = bits_of(hi); b_ <= e_; b_ += (step))                      \
+        for (float v = float_of(b_), *once_ = &v; once_; once_ = NULL)
+
+static uint32_t
+bits_of(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static float
+float_of(uint32_t b)
+{
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+static void
+case_decode(const char *arg)
+{
+    (void)arg;
+    tex__srgb_u8_init();
+    tex__srgb_u16_init();
+    for (int k = 0; k < 256; k++)
+        CHECK(tex__srgb_u8[k] == tex_srgb_to_linear((float)k / 255.0f));
+    int wrong = 0;
+    for (int k = 0; k < 65536; k++)
+        wrong += tex__srgb_u16[k] != tex_srgb_to_linear((float)k / 65535.0f);
+    CHECK_EQ_INT(wrong, 0);
+}
+
+/* Every float above the knee, where the cells and thresholds decide the
+ * code (70 million of them), and a sweep of those below it. */
+static void
+case_encode_u16(const char *arg)
+{
+    (void)arg;
+    tex__srgb_u16_init();
+    long wrong = 0, tested = 0;
+    FOR_FLOATS(v, nextafterf(TEX__SRGB_KNEE, 1), 1.0f, 1)
+    {
+        long want = lrintf(tex_linear_to_srgb(v) * 65535.0f), got = tex__srgb_encode_u16(v);
+        tested++;
+        if (got != want && wrong++ < 5)
+            RT_CHECK_FAIL_("%.9g encodes to %ld, %ld wanted", v, got, want);
+    }
+    FOR_FLOATS(v, 0.0f, TEX__SRGB_KNEE, 4099)
+    {
+        long want = lrintf(tex_linear_to_srgb(v) * 65535.0f), got = tex__srgb_encode_u16(v);
+        tested++;
+        if (got != want && wrong++ < 5)
+            RT_CHECK_FAIL_("%.9g encodes to %ld, %ld wanted", v, got, want);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(tested > 70000000);
+    CHECK_EQ_INT(tex__srgb_encode_u16(0.0f), 0);
+    CHECK_EQ_INT(tex__srgb_encode_u16(1.0f), 65535);
+}
+
+/* The 8-bit encoder rounds by thresholds at the decodes of k + 0.5, which
+ * is the reference's rounding except where the curve lands within a
+ * thousandth of a code of a half (float error either way): every 16th
+ * float in [0, 1]. */
+static void
+case_encode_u8(const char *arg)
+{
+    (void)arg;
+    tex__srgb_u8_init();
+    long wrong = 0, near_half = 0;
+    FOR_FLOATS(v, 0.0f, 1.0f, 16)
+    {
+        float e = tex_linear_to_srgb(v) * 255.0f;
+        long  want = lrintf(e), got = tex__srgb_encode_u8(v);
+        if (got == want)
+            continue;
+        if (fabsf(e - floorf(e) - 0.5f) <= 1e-3f && labs(got - want) == 1)
+            near_half++;
+        else if (wrong++ < 5)
+            RT_CHECK_FAIL_("%.9g encodes to %ld, %ld wanted", v, got, want);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    printf("%ld floats within a thousandth of a half rounded the other way\n", near_half);
+}
+
+/* Closest lookups at every texel of level 0 of a 16-bit sRGB file, each
+ * channel exactly its code's decode. */
+static void
+lookups_match(tex_system *ts, tex_thread *tc, const char *path, const tex_image *img)
+{
+    ustr          name = ustr_intern_cstr(path);
+    tex_file_info fi;
+    REQUIRE(tex_file_info_get(ts, name, &fi) == TEX_OK);
+    CHECK(fi.srgb);
+    CHECK_EQ_INT(fi.type, TEX_TYPE_U16);
+    tex_derivs d = {.dsdx = 1.0f / img->width, .dtdy = 1.0f / img->height};
+    tex_opts   o = {.filter = TEX_FILTER_CLOSEST};
+    int        wrong = 0;
+    for (uint32_t y = 0; y < img->height; y++)
+        for (uint32_t x = 0; x < img->width; x++) {
+            float rgba[4];
+            REQUIRE(tex_lookup(ts, tc, name, (x + 0.5f) / img->width, (y + 0.5f) / img->height, &d,
+                               &o, rgba) == TEX_OK);
+            for (uint32_t c = 0; c < 3; c++) {
+                uint16_t code = ((const uint16_t *)img->pixels)[(y * img->width + x) * 3 + c];
+                if (rgba[c] != tex_srgb_to_linear(code / 65535.0f) && wrong++ < 5)
+                    RT_CHECK_FAIL_("%s (%u, %u) channel %u: code %u looked up as %.9g", path, x, y,
+                                   c, code, rgba[c]);
+            }
+        }
+    CHECK_EQ_INT(wrong, 0);
+}
+
+/* A lookup decodes a 16-bit sRGB texel by the table, which the file's
+ * opening builds: a tiled .tx (no MIP levels made in this process, so
+ * nothing else builds it first) and a PNG, cut into tiles here. */
+static void
+case_lookup_u16(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN], cmd[9000];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, 48, 40, 3, TEX_TYPE_U16, err) == TEX_OK);
+    img.srgb = true;
+    uint16_t *p = img.pixels;
+    for (uint32_t i = 0; i < 48 * 40 * 3; i++)
+        p[i] = (uint16_t)(i * 40503u); /* every 3rd of 2^16, all over the range */
+    p[0] = 0, p[1] = 65535;
+    const char *png = tex_test_path("u16.png"), *tx = tex_test_path("u16.tx");
+    REQUIRE(tex_png_write(png, &img, err) == TEX_OK);
+    snprintf(cmd, sizeof cmd, "'%s' --tile 16 -o '%s' '%s' 2>/dev/null", MAKETX, tx, png);
+    int s = system(cmd);
+    REQUIRE(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+    tex_system *ts;
+    tex_thread *tc;
+    REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    lookups_match(ts, tc, tx, &img);
+    lookups_match(ts, tc, png, &img);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+    tex_image_free(&img);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const rt_test_case cases[] = {
+        {"decode", case_decode},
+        {"encode_u16", case_encode_u16},
+        {"encode_u8", case_encode_u8},
+        {"lookup_u16", case_lookup_u16},
+        {NULL, NULL},
+    };
+    return rt_test_main(cases, argc, argv);
+}
