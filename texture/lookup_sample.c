@@ -317,7 +317,7 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
     uint32_t index;
     size_t   i;
     /* The usual case: all four texels inside the image and in one tile,
-     * 8-bit, or half or float RGB or RGBA (the wide tap here too, not
+     * 8-bit, or 16-bit, half or float RGB or RGBA (the wide tap here too, not
      * behind bilinear_other()'s call and frame, which a half-float lookup
      * paid for nothing: docs/benchmarks.md, "Lookups against the floor").
      * A tile that cannot be read goes the long way, as the others. */
@@ -328,8 +328,8 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
             return;
         }
 #if defined(__x86_64__)
-        if (tile && tex__bilerp_wide(q->f->info.type, q->f->info.nchannels, q->o->fill[3],
-                                     tile->texels, i, tile_row(q->f), fx, fy, rgba))
+        if (tile && tex__bilerp_wide(q->f->info.type, q->f->info.nchannels, q->decode_srgb,
+                                     q->o->fill[3], tile->texels, i, tile_row(q->f), fx, fy, rgba))
             return;
 #endif
     }

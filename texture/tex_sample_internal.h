@@ -217,15 +217,16 @@ tex__bilerp_u8(const float *colour, uint32_t nc, float fill_a, const uint8_t *p,
 }
 
 #if defined(__x86_64__)
-/* The wide tap: a bilinear tap on half or float RGB or RGBA texels whose
- * four lie in one block of memory (a tile; the floor's whole level), a
- * texel's four channels in one register. Each texel is
+/* The wide tap: a bilinear tap on 16-bit, half or float RGB or RGBA
+ * texels whose four lie in one block of memory (a tile; the floor's whole
+ * level), a texel's four channels in one register. Each texel is
  * decoded to the values the general path's decoding gives (F16C converts
  * halves exactly, as the scalar decoder does) and blended by the same
  * arithmetic, lane by lane, so the bits are the general path's. An
  * environment map is such a texture, looked up at every path's end and
- * every light sample; the general path spent a call and a copy on each
- * texel. Grey half and float textures, rare, take the general path. */
+ * every light sample, and a 16-bit normal or displacement map another; the
+ * general path spent a call and a copy on each texel. Grey 16-bit, half
+ * and float textures, rarer, take the general path. */
 
 /* A texel's samples as RGBA, read as four samples: what follows a texel in
  * its tile is still the tile's, except after the tap's last texel (k = 3),
@@ -252,19 +253,38 @@ tex__blend_lanes(const __m128 t[4], float fx, float fy, float rgba[4])
     _mm_storeu_ps(rgba, _mm_add_ps(top, _mm_mul_ps(_mm_sub_ps(bottom, top), y)));
 }
 
+/* A 16-bit RGB or RGBA texel as lanes, decoded as the general path
+ * decodes it: colour by tex__srgb_u16 where `srgb`, else as stored / 65535,
+ * as alpha always is. */
+static inline __attribute__((always_inline)) __m128
+tex__u16_lanes(const uint16_t *p, uint32_t nc, bool srgb, float fill_a)
+{
+    const float scale = 1.0f / 65535.0f;
+    float       a = nc == 4 ? p[3] * scale : fill_a;
+    if (srgb)
+        return _mm_setr_ps(tex__srgb_u16[p[0]], tex__srgb_u16[p[1]], tex__srgb_u16[p[2]], a);
+    return _mm_setr_ps(p[0] * scale, p[1] * scale, p[2] * scale, a);
+}
+
 /* The wide tap on texels of `type` with nc channels whose first texel is
  * sample i of `texels`, rows `row` samples apart, if there is one (a
- * missing alpha fill_a); false, nothing done: the caller's general path. */
-static inline bool
-tex__bilerp_wide(tex_type type, uint32_t nc, float fill_a, const unsigned char *texels, size_t i,
-                 size_t row, float fx, float fy, float rgba[4])
+ * missing alpha fill_a; srgb: 16-bit colour is sRGB); false, nothing done:
+ * the caller's general path. 16-bit texels are read a sample at a time
+ * (a table read each where sRGB), the rest four samples at a time. */
+static inline __attribute__((always_inline)) bool
+tex__bilerp_wide(tex_type type, uint32_t nc, bool srgb, float fill_a, const unsigned char *texels,
+                 size_t i, size_t row, float fx, float fy, float rgba[4])
 {
-    if ((nc != 3 && nc != 4) ||
-        !(type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && tex__have_f16c)))
+    if ((nc != 3 && nc != 4) || !(type == TEX_TYPE_FLOAT || type == TEX_TYPE_U16 ||
+                                  (type == TEX_TYPE_HALF && tex__have_f16c)))
         return false;
     size_t at[4] = {i, i + nc, i + row, i + row + nc};
     __m128 t[4];
     for (int k = 0; k < 4; k++) {
+        if (type == TEX_TYPE_U16) {
+            t[k] = tex__u16_lanes((const uint16_t *)(const void *)texels + at[k], nc, srgb, fill_a);
+            continue;
+        }
         bool   early = nc == 3 && k == 3;
         size_t from = at[k] - early;
         __m128 v = type == TEX_TYPE_FLOAT

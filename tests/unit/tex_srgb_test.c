@@ -158,6 +158,70 @@ case_lookup_u16(const char *arg)
     tex_image_free(&img);
 }
 
+/* A 16-bit sample decoded as a lookup decodes it. */
+static float
+decoded(uint16_t code, bool srgb)
+{
+    return srgb ? tex_srgb_to_linear(code / 65535.0f) : code * (1.0f / 65535.0f);
+}
+
+/* Bilinear lookups on 16-bit RGB and RGBA files, colour and data, at every
+ * tap of level 0: the tap inside a tile (the wide tap, tex_sample_internal.h)
+ * and across a tile's edge (x0 = 63, the general path) give exactly the
+ * general path's decode and blend. */
+static void
+case_bilinear_u16(const char *arg)
+{
+    (void)arg;
+    enum { W = 80, H = 20 };
+    char        err[TEX_ERR_LEN];
+    const float fx = 0.375f, fy = 0.625f;
+    tex_system *ts;
+    tex_thread *tc;
+    REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    for (uint32_t nc = 3; nc <= 4; nc++) {
+        tex_image img;
+        REQUIRE(tex_image_alloc(&img, W, H, nc, TEX_TYPE_U16, err) == TEX_OK);
+        uint16_t *p = img.pixels;
+        for (uint32_t i = 0; i < W * H * nc; i++)
+            p[i] = (uint16_t)(i * 2654435761u >> 7);
+        char name[32];
+        snprintf(name, sizeof name, "bilinear%u.png", nc);
+        const char *path = tex_test_path(name);
+        REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
+        for (int raw = 0; raw < 2; raw++) {
+            tex_opts o = {.filter = TEX_FILTER_BILINEAR, .raw = raw, .fill = {0, 0, 0, 0.25f}};
+            ustr     file = ustr_intern_cstr(path);
+            int      wrong = 0;
+            for (uint32_t y0 = 0; y0 + 1 < H; y0++)
+                for (uint32_t x0 = 0; x0 + 1 < W; x0++) {
+                    float rgba[4], want[4] = {0, 0, 0, o.fill[3]};
+                    REQUIRE(tex_lookup(ts, tc, file, (x0 + fx + 0.5f) / W, (y0 + fy + 0.5f) / H,
+                                       NULL, &o, rgba) == TEX_OK);
+                    for (uint32_t c = 0; c < nc; c++) {
+                        bool     srgb = !raw && c < 3;
+                        uint32_t at = (y0 * W + x0) * nc + c;
+                        float    a = decoded(p[at], srgb), b = decoded(p[at + nc], srgb);
+                        float    d = decoded(p[at + W * nc], srgb);
+                        float    e = decoded(p[at + W * nc + nc], srgb);
+                        float    top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+                        want[c] = top + (bottom - top) * fy;
+                    }
+                    if (memcmp(rgba, want, sizeof want) != 0 && wrong++ < 3)
+                        RT_CHECK_FAIL_("%s%s tap (%u, %u): %.9g %.9g %.9g %.9g, not %.9g %.9g "
+                                       "%.9g %.9g",
+                                       name, raw ? " raw" : "", x0, y0, rgba[0], rgba[1], rgba[2],
+                                       rgba[3], want[0], want[1], want[2], want[3]);
+                }
+            CHECK_EQ_INT(wrong, 0);
+        }
+        tex_image_free(&img);
+    }
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -166,6 +230,7 @@ main(int argc, char **argv)
         {"encode_u16", case_encode_u16},
         {"encode_u8", case_encode_u8},
         {"lookup_u16", case_lookup_u16},
+        {"bilinear_u16", case_bilinear_u16},
         {NULL, NULL},
     };
     return rt_test_main(cases, argc, argv);

@@ -220,7 +220,7 @@ tap(const floor_file *f, const unsigned char *texels, size_t i, size_t row, floa
         return;
     }
 #if defined(__x86_64__)
-    if (tex__bilerp_wide(f->info.type, nc, fill_a, texels, i, row, fx, fy, rgba))
+    if (tex__bilerp_wide(f->info.type, nc, f->info.srgb, fill_a, texels, i, row, fx, fy, rgba))
         return;
 #endif
     float a[4], b[4], c[4], d[4];
