@@ -109,6 +109,8 @@ tex_srgb_to_linear(float v)
     return v <= 0.04045f ? v / 12.92f : powf((v + 0.055f) / 1.055f, 2.4f);
 }
 
+/* Its knee is TEX__SRGB_KNEE too (tex_srgb_internal.h): the 16-bit encoder
+ * repeats this arithmetic below it. */
 float
 tex_linear_to_srgb(float v)
 {

@@ -16,15 +16,17 @@
  *
  * 16-bit: exact. up[k] is the least float whose reference code,
  * lrintf(tex_linear_to_srgb(v) * 65535.0f), is above k, found by stepping
- * one float at a time from the decode of (k + 0.5) / 65535, a float or two
- * away; the test compares the encoder with the reference on every float
- * where the tables decide. Cells of equal width would need a million for one threshold each (12.92
- * * 65535 codes a unit near 0); instead, along the linear part (below
- * TEX__SRGB_KNEE) the code is the reference's own multiply and round, and
- * above it a cell is the floats of one exponent and top 7 mantissa bits
- * (1,153 cells, 2^-9 to 1): its secant is within |f''| h^2 / 8 of the curve,
- * at most 0.04 codes (at 1; 0.005 at the knee), so the rounded line is the
- * code or one of its neighbours, and the thresholds either side decide.
+ * one float at a time from the mean of k's and k + 1's decodes (2.4 steps
+ * on average, at most 10); the test compares the encoder with the reference
+ * on every float where the tables decide. Cells of equal width would need
+ * a million, one threshold each (12.92 x 65535 codes a unit near 0).
+ * Instead, along the linear part (below TEX__SRGB_KNEE) the code is the
+ * reference's own multiply and round; above it a cell is the floats of one
+ * exponent and top 7 mantissa bits (1,153 cells, 2^-9 to 1), whose secant
+ * is within |f''| h^2 / 8 of the curve: at most 0.1 codes (just above 0.5,
+ * where the cells widen; 0.03 near 1, 0.005 at the knee). So the rounded
+ * line is the code or one of its neighbours, and the thresholds either
+ * side decide.
  *
  * What it was worth: a 16-bit sRGB PNG's first touch (`texture-bench
  * --cold`, 60 of the many-textures PNGs made 16-bit) took 2.58x libpng's
@@ -40,7 +42,7 @@ float   tex__srgb_u8[256], tex__srgb_up_u8[256];
 uint8_t tex__srgb_start_u8[TEX__SRGB_CELLS_U8 + 1];
 
 float          tex__srgb_u16[65536], tex__srgb_up_u16[65536];
-tex__srgb_cell tex__srgb_cells_u16[(127 << 7) - TEX__SRGB_CELL0_U16 + 1]; /* 2^-9 .. 1 */
+tex__srgb_cell tex__srgb_cells_u16[TEX__SRGB_CELLS_U16];
 
 static pthread_once_t u8_once = PTHREAD_ONCE_INIT, u16_once = PTHREAD_ONCE_INIT;
 
@@ -96,7 +98,7 @@ u16_tables(void)
     for (int k = 0; k < 65536; k++)
         tex__srgb_u16[k] = tex_srgb_to_linear((float)k / 65535.0f);
     for (long k = 0; k < 65535; k++) {
-        float t = tex_srgb_to_linear(((float)k + 0.5f) / 65535.0f);
+        float t = 0.5f * (tex__srgb_u16[k] + tex__srgb_u16[k + 1]);
         while (t > 0 && code_u16(t) > k)
             t = nextafterf(t, 0);
         while (code_u16(t) <= k)
@@ -104,8 +106,7 @@ u16_tables(void)
         tex__srgb_up_u16[k] = t;
     }
     tex__srgb_up_u16[65535] = INFINITY;
-    size_t ncells = sizeof tex__srgb_cells_u16 / sizeof *tex__srgb_cells_u16;
-    for (uint32_t i = 0; i < ncells; i++) {
+    for (uint32_t i = 0; i < TEX__SRGB_CELLS_U16; i++) {
         double v0 = float_of((TEX__SRGB_CELL0_U16 + i) << 16);
         double v1 = float_of((TEX__SRGB_CELL0_U16 + i + 1) << 16);
         tex__srgb_cells_u16[i] = (tex__srgb_cell){

@@ -1,6 +1,7 @@
 /* sRGB by table, for 8- and 16-bit samples: codes to linear light and back
  * with the very bits tex_srgb_to_linear() and tex_linear_to_srgb()
- * (tex_image.h) give, for a table read or two instead of a powf(). Building
+ * (tex_image.h) give (but for 8-bit encodes within a thousandth of a code
+ * of a half: srgb.c), for a table read or two instead of a powf(). Building
  * MIP levels converts every sample both ways, and lookups decode every
  * texel they blend: with powf() per sample a 16-bit sRGB PNG's first touch
  * took 2.6x its decode (texture/srgb.c has the figures). */
@@ -15,7 +16,7 @@
  * any thread, any number of times. Read the tables only after a call. */
 void tex__srgb_u8_init(void);
 
-/* Builds the 16-bit tables (520 KiB, about 1.5 ms on the first call): call
+/* Builds the 16-bit tables (526 KiB, 3.5 ms on the first call): call
  * it only where a 16-bit sRGB image appears, so that runs without one pay
  * nothing. Once per process, thread-safe, as above. */
 void tex__srgb_u16_init(void);
@@ -25,15 +26,17 @@ void tex__srgb_u16_init(void);
 extern float tex__srgb_u8[256];
 extern float tex__srgb_u16[65536];
 
-/* The encoders' tables (srgb.c says how they are made and why the result
- * is exact). */
+/* The encoders' tables (srgb.c says how they are made, and how close to
+ * the reference each encoder is). */
 extern float   tex__srgb_up_u8[256];
 extern uint8_t tex__srgb_start_u8[];
 enum { TEX__SRGB_CELLS_U8 = 4096 };
 
-/* lrintf(tex_linear_to_srgb(v) * 255.0f) for v in [0, 1]: one table read
- * and one comparison, added rather than branched on (whether a sample
- * crosses the threshold in its cell is as random as the image). */
+/* lrintf(tex_linear_to_srgb(v) * 255.0f) for v in [0, 1], but within a
+ * thousandth of a code of a half (srgb.c): one table read and one
+ * comparison, added rather than branched on (whether a sample crosses the
+ * threshold in its cell is as random as the image). Outside [0, 1], NaN
+ * included, it reads outside its table: callers clamp first. */
 static inline uint8_t
 tex__srgb_encode_u8(float v)
 {
@@ -47,15 +50,19 @@ tex__srgb_encode_u8(float v)
 typedef struct tex__srgb_cell {
     float v0, code, slope;
 } tex__srgb_cell;
-extern tex__srgb_cell tex__srgb_cells_u16[];
+/* Where tex_linear_to_srgb() (io_image.c) stops being linear: the two must
+ * agree, or the encoder stops matching (tex_srgb.encode_u16 would say so). */
+#define TEX__SRGB_KNEE 0.0031308f
+/* Cells by a float's bits >> 16: from 2^-9's, below the knee, to 1.0's. */
+enum { TEX__SRGB_CELL0_U16 = 118 << 7, TEX__SRGB_CELLS_U16 = (127 << 7) - TEX__SRGB_CELL0_U16 + 1 };
+extern tex__srgb_cell tex__srgb_cells_u16[TEX__SRGB_CELLS_U16];
 extern float          tex__srgb_up_u16[65536];
-#define TEX__SRGB_KNEE 0.0031308f        /* where tex_linear_to_srgb() stops being linear */
-enum { TEX__SRGB_CELL0_U16 = 118 << 7 }; /* the cell of 2^-9, below the knee */
 
-/* lrintf(tex_linear_to_srgb(v) * 65535.0f) for v in [0, 1]. Along the
- * linear part, that arithmetic itself; above it, the cell's line puts v
- * within a few hundredths of a code of the curve, and the thresholds on
- * either side of that code settle it. */
+/* lrintf(tex_linear_to_srgb(v) * 65535.0f) for v in [0, 1], exactly.
+ * Along the linear part, that arithmetic itself; above it, the cell's line
+ * puts v within a tenth of a code of the curve, and the thresholds on either
+ * side of that code settle it. Outside [0, 1], NaN included, it reads
+ * outside its tables: callers clamp first. */
 static inline uint16_t
 tex__srgb_encode_u16(float v)
 {

@@ -128,8 +128,9 @@ lookups_match(tex_system *ts, tex_thread *tc, const char *path, const tex_image 
 }
 
 /* A lookup decodes a 16-bit sRGB texel by the table, which the file's
- * opening builds: a tiled .tx (no MIP levels made in this process, so
- * nothing else builds it first) and a PNG, cut into tiles here. */
+ * opening builds: a tiled .tx, looked up first, so that no MIP level made
+ * in this process has built the table already, and a PNG, cut into tiles
+ * here. */
 static void
 case_lookup_u16(const char *arg)
 {
@@ -140,7 +141,7 @@ case_lookup_u16(const char *arg)
     img.srgb = true;
     uint16_t *p = img.pixels;
     for (uint32_t i = 0; i < 48 * 40 * 3; i++)
-        p[i] = (uint16_t)(i * 40503u); /* every 3rd of 2^16, all over the range */
+        p[i] = (uint16_t)(i * 40503u); /* 5,760 codes spread over the range */
     p[0] = 0, p[1] = 65535;
     const char *png = tex_test_path("u16.png"), *tx = tex_test_path("u16.tx");
     REQUIRE(tex_png_write(png, &img, err) == TEX_OK);
@@ -222,6 +223,31 @@ case_bilinear_u16(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* A 1x1 16-bit sRGB PNG is one level, so no MIP chain builds the table,
+ * and a constant file, its texel decoded once as it opens: the opening
+ * itself must build it (cache_cut.c). */
+static void
+case_constant_u16(const char *arg)
+{
+    (void)arg;
+    char      err[TEX_ERR_LEN];
+    tex_image img;
+    REQUIRE(tex_image_alloc(&img, 1, 1, 3, TEX_TYPE_U16, err) == TEX_OK);
+    img.srgb = true;
+    uint16_t *p = img.pixels;
+    p[0] = 1000, p[1] = 30000, p[2] = 65535;
+    const char *png = tex_test_path("one.png");
+    REQUIRE(tex_png_write(png, &img, err) == TEX_OK);
+    tex_system *ts;
+    tex_thread *tc;
+    REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    lookups_match(ts, tc, png, &img);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+    tex_image_free(&img);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -231,6 +257,7 @@ main(int argc, char **argv)
         {"encode_u8", case_encode_u8},
         {"lookup_u16", case_lookup_u16},
         {"bilinear_u16", case_bilinear_u16},
+        {"constant_u16", case_constant_u16},
         {NULL, NULL},
     };
     return rt_test_main(cases, argc, argv);
