@@ -265,8 +265,8 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
            locate(f, lv, (uint32_t)x0, (uint32_t)y0, index, offset);
 }
 
-/* A tap other than the usual ones inside a tile (8-bit; 16-bit, half or
- * float RGB or RGBA): grey 16-bit, half and float, halves without F16C, taps whose
+/* A tap other than the usual ones inside a tile (8-bit, 16-bit; half or
+ * float RGB or RGBA): grey half and float, halves without F16C, taps whose
  * texels are not in one tile or cross the image's edge, and a tap in one
  * tile that cannot be read. Out of line, so that the usual taps stay short
  * where trilinear() inlines them. */

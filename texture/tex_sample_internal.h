@@ -225,8 +225,8 @@ tex__bilerp_u8(const float *colour, uint32_t nc, float fill_a, const uint8_t *p,
  * arithmetic, lane by lane, so the bits are the general path's. An
  * environment map is such a texture, looked up at every path's end and
  * every light sample, and a 16-bit normal or displacement map another; the
- * general path spent a call and a copy on each texel. Grey 16-bit, half
- * and float textures, rarer, take the general path. */
+ * general path spent a call and a copy on each texel. Grey half and float
+ * textures, rarer, take the general path. */
 
 /* A texel's samples as RGBA, read as four samples: what follows a texel in
  * its tile is still the tile's, except after the tap's last texel (k = 3),
@@ -253,30 +253,32 @@ tex__blend_lanes(const __m128 t[4], float fx, float fy, float rgba[4])
     _mm_storeu_ps(rgba, _mm_add_ps(top, _mm_mul_ps(_mm_sub_ps(bottom, top), y)));
 }
 
-/* A 16-bit RGB or RGBA texel as lanes, decoded as the general path
- * decodes it: colour by tex__srgb_u16 where `srgb`, else as stored / 65535,
- * as alpha always is. */
+/* A 16-bit texel as RGBA lanes, decoded as the general path decodes it:
+ * colour by tex__srgb_u16 where `srgb`, else as stored / 65535, as alpha
+ * always is; grey in R, G and B, a missing alpha fill_a. */
 static inline __attribute__((always_inline)) __m128
 tex__u16_lanes(const uint16_t *p, uint32_t nc, bool srgb, float fill_a)
 {
     const float scale = 1.0f / 65535.0f;
-    float       a = nc == 4 ? p[3] * scale : fill_a;
+    float       a = nc == 2 || nc == 4 ? p[nc - 1] * scale : fill_a;
+    uint16_t    r = p[0], g = p[nc <= 2 ? 0 : 1], b = p[nc <= 2 ? 0 : 2];
     if (srgb)
-        return _mm_setr_ps(tex__srgb_u16[p[0]], tex__srgb_u16[p[1]], tex__srgb_u16[p[2]], a);
-    return _mm_setr_ps(p[0] * scale, p[1] * scale, p[2] * scale, a);
+        return _mm_setr_ps(tex__srgb_u16[r], tex__srgb_u16[g], tex__srgb_u16[b], a);
+    return _mm_setr_ps(r * scale, g * scale, b * scale, a);
 }
 
 /* The wide tap on texels of `type` with nc channels whose first texel is
  * sample i of `texels`, rows `row` samples apart, if there is one (a
  * missing alpha fill_a; srgb: 16-bit colour is sRGB); false, nothing done:
- * the caller's general path. 16-bit texels are read a sample at a time
- * (a table read each where sRGB), the rest four samples at a time. */
+ * the caller's general path. 16-bit texels, grey ones too, are read a
+ * sample at a time (a table read each where sRGB); half and float RGB or
+ * RGBA ones four samples at a time. */
 static inline __attribute__((always_inline)) bool
 tex__bilerp_wide(tex_type type, uint32_t nc, bool srgb, float fill_a, const unsigned char *texels,
                  size_t i, size_t row, float fx, float fy, float rgba[4])
 {
-    if ((nc != 3 && nc != 4) || !(type == TEX_TYPE_FLOAT || type == TEX_TYPE_U16 ||
-                                  (type == TEX_TYPE_HALF && tex__have_f16c)))
+    bool four = type == TEX_TYPE_FLOAT || (type == TEX_TYPE_HALF && tex__have_f16c);
+    if (!(type == TEX_TYPE_U16 || (four && (nc == 3 || nc == 4))))
         return false;
     size_t at[4] = {i, i + nc, i + row, i + row + nc};
     __m128 t[4];
