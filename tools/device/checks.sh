@@ -183,11 +183,30 @@ still_running() {
     return 1
 }
 
+# Whether process $1 is a program of its own (exec'd, no longer this shell)
+# with its own handler for SIGINT in place (bit 2 of its caught-signal
+# mask). A Ctrl-C sent sooner is lost (ignored) or, in the instant between
+# fork and exec, ends the child as this shell's handler would: no files.
+listening() {
+    local mask
+    [ "$(readlink "/proc/$1/exe")" != "$(readlink "/proc/$$/exe")" ] || return 1
+    mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && (((0x$mask & 2) != 0))
+}
+
+# Waits, up to 10 s, until process $1 listens for SIGINT or has ended.
+until_listening() {
+    local end=$((SECONDS + 10))
+    until listening "$1" || ! kill -0 "$1" 2>/dev/null || [ $SECONDS -ge $end ]; do
+        sleep 0.1
+    done
+}
+
 # Runs study with the given options into $out/NAME.*, stopped at the
 # deadline as Ctrl-C would stop it; says how it ended, its flagged rows and
 # its size. In the background and in its own right to SIGINT: a shell
 # without job control starts background jobs with SIGINT ignored, which the
-# study's own handler (sigaction) replaces.
+# study's own handler (sigaction) replaces; the Ctrl-C waits for it.
 study_until_deadline() {
     local step=$1 name=$2 f=$out/$2.txt pid status note=
     shift 2
@@ -195,12 +214,14 @@ study_until_deadline() {
     pid=$!
     if still_running $pid $((budget - (SECONDS - start))); then
         note=' (stopped at the budget: incomplete)'
+        until_listening $pid
         kill -INT $pid                          # finish this render, write, stop
         still_running $pid 20 && kill -INT $pid # stop the render too
-        still_running $pid 10 && kill -KILL $pid && note=' (killed at the budget: no files)'
+        still_running $pid 10 && kill -KILL $pid
     fi
     wait $pid
     status=$?
+    [ -n "$note" ] && [ ! -s "$out/$name.json" ] && note=' (stopped at the budget: no files)'
     say "$step study: exit $status$note, $(grep -c 'under 10 ms' "$f") rows under 10 ms" \
         "(issue 30: none), $(grep -c 'the threads waited' "$f") rows flagged for waiting"
     # The size the study chose ("work: ... scaled to ..."), or the one it was given.
