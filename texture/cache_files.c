@@ -45,7 +45,7 @@ file_free(tex__file *f)
 {
     if (f->levels) {
         for (uint32_t l = 0; l < f->info.nlevels; l++)
-            free((void *)f->levels[l].tiles);
+            free(f->levels[l].slots);
         free(f->levels);
     }
     tex__tiled_close(&f->handle);

@@ -151,8 +151,8 @@ tex__levels_init(tex__file *f, const tex__tiled *h, uint32_t nlevels, uint32_t t
         }
         lv->tiles_x = (lv->width + tw - 1) / tw;
         lv->tiles_y = (lv->height + th - 1) / th;
-        lv->tiles = calloc((size_t)lv->tiles_x * lv->tiles_y, sizeof lv->tiles[0]);
-        if (!lv->tiles)
+        lv->slots = calloc((size_t)lv->tiles_x * lv->tiles_y, sizeof lv->slots[0]);
+        if (!lv->slots)
             goto nomem;
     }
     return TEX_OK;
@@ -329,12 +329,19 @@ ring_remove(tex_system *ts, tex__tile *t)
         ts->hand = t->ring_next;
 }
 
+/* Where a tile in the cache sits. */
+static tex__slot *
+slot_of(const tex__tile *t)
+{
+    return &t->file->levels[t->level].slots[t->index];
+}
+
 /* A tile out of its slot and onto the retired list; cache lock held. */
 static void
 retire_locked(tex_system *ts, tex__tile *t)
 {
     /* seq_cst: the clear of the proof at the top. */
-    atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], NULL, memory_order_seq_cst);
+    atomic_store_explicit(&slot_of(t)->tile, NULL, memory_order_seq_cst);
     t->retired_next = ts->retired;
     ts->retired = t;
 }
@@ -353,8 +360,9 @@ evict_locked(tex_system *ts, tex_thread *tc, tex__tile **leaving)
         ts->hand = t->ring_next;
         /* Relaxed: the reference bit is a hint; a reader racing with us at
          * worst keeps a tile one more round or loses it one round early. */
-        if (atomic_load_explicit(&t->used, memory_order_relaxed)) {
-            atomic_store_explicit(&t->used, false, memory_order_relaxed);
+        _Atomic bool *used = &slot_of(t)->used;
+        if (atomic_load_explicit(used, memory_order_relaxed)) {
+            atomic_store_explicit(used, false, memory_order_relaxed);
             continue;
         }
         ring_remove(ts, t);
@@ -511,11 +519,12 @@ tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_
     for (uint32_t i = 0; i < n; i++) {
         tex__tile *t = tiles[i];
         t->unspilled = true;
-        atomic_init(&t->used, false); /* cold until a lookup uses it */
         ring_insert(ts, t);
-        /* Release publishes the texels, as in tile_load(); no lookup can
-         * reach the slot before the file is READY anyway. */
-        atomic_store_explicit(&t->file->levels[t->level].tiles[t->index], t, memory_order_release);
+        /* Relaxed: a hint; cold until a lookup uses it. Release publishes
+         * the texels, as in tile_load(); no lookup can reach the slot
+         * before the file is READY anyway. */
+        atomic_store_explicit(&slot_of(t)->used, false, memory_order_relaxed);
+        atomic_store_explicit(&slot_of(t)->tile, t, memory_order_release);
         atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     }
     tex__count(&tc->counters.tiles_kept, n);
@@ -529,13 +538,13 @@ tex__tiles_release(tex_system *ts, tex_thread *tc, tex__file *f, bool spill)
     pthread_mutex_lock(&ts->cache_lock);
     for (uint32_t l = 0; f->levels && l < f->info.nlevels; l++) {
         tex__level *lv = &f->levels[l];
-        for (size_t i = 0; lv->tiles && i < (size_t)lv->tiles_x * lv->tiles_y; i++) {
+        for (size_t i = 0; lv->slots && i < (size_t)lv->tiles_x * lv->tiles_y; i++) {
             /* Relaxed: the cache lock orders every write of a slot, and no
              * lookup reads the slots of a file that is not READY. */
-            tex__tile *t = atomic_load_explicit(&lv->tiles[i], memory_order_relaxed);
+            tex__tile *t = atomic_load_explicit(&lv->slots[i].tile, memory_order_relaxed);
             if (!t || t->leaving) /* a leaving one is its evictor's to retire */
                 continue;
-            atomic_store_explicit(&lv->tiles[i], NULL, memory_order_relaxed);
+            atomic_store_explicit(&lv->slots[i].tile, NULL, memory_order_relaxed);
             ring_remove(ts, t);
             atomic_fetch_sub_explicit(&ts->resident, t->bytes, memory_order_relaxed);
             t->retired_next = mine;
@@ -564,7 +573,6 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
         tex__file_break(ts, tc, f, TEX_ERR_CORRUPT, err); /* reported once */
         return NULL;
     }
-    atomic_init(&t->used, true);
     /* Lookups filter straight colour; a raw (data) texture is as stored.
      * The spill file holds tiles divided already (cache_cut.c). */
     if (f->associated && !f->raw && f->source != TEX__SOURCE_SPILL)
@@ -573,8 +581,8 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
                            f->info.nchannels, f->info.type);
 
     pthread_mutex_lock(&ts->cache_lock);
-    _Atomic(tex__tile *) *slot = &f->levels[level].tiles[index];
-    tex__tile            *other = atomic_load_explicit(slot, memory_order_relaxed);
+    tex__slot *slot = &f->levels[level].slots[index];
+    tex__tile *other = atomic_load_explicit(&slot->tile, memory_order_relaxed);
     if (other) { /* another thread loaded it meanwhile */
         /* Under the cache lock nobody can evict it before the hazard is
          * up, and the lock orders the store before any later scan; seq_cst
@@ -587,8 +595,10 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     ring_insert(ts, t);
     /* Protected before anyone else can reach it; as above. */
     atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
-    /* Release publishes the texels to readers (acquire in protect()). */
-    atomic_store_explicit(slot, t, memory_order_release);
+    /* Relaxed: a hint, as below; the load is a use. Release publishes the
+     * texels to readers (acquire in protect()). */
+    atomic_store_explicit(&slot->used, true, memory_order_relaxed);
+    atomic_store_explicit(&slot->tile, t, memory_order_release);
     atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     tex__count(&tc->counters.tiles_loaded, 1);
     evict_unlock(ts, tc, false);
@@ -687,13 +697,15 @@ tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint
 {
     /* By index, which the caller has already found from the texel's
      * position (by shifts for power-of-two tiles), so no tap divides here. */
-    tex__tile *t = protect(tc, &f->levels[level].tiles[index]);
+    tex__slot *slot = &f->levels[level].slots[index];
+    tex__tile *t = protect(tc, &slot->tile);
     if (t) {
         tex__count(&tc->counters.tile_hits, 1);
         /* Relaxed: a hint for the clock. Written only when clear, so a hot
-         * tile's line is not written by every lookup. */
-        if (!atomic_load_explicit(&t->used, memory_order_relaxed))
-            atomic_store_explicit(&t->used, true, memory_order_relaxed);
+         * slot's line is not written by every lookup. A tile evicted and
+         * replaced meanwhile marks its successor: a hint still. */
+        if (!atomic_load_explicit(&slot->used, memory_order_relaxed))
+            atomic_store_explicit(&slot->used, true, memory_order_relaxed);
         return t;
     }
     tex__count(&tc->counters.tile_misses, 1);

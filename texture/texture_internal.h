@@ -27,7 +27,6 @@ typedef struct tex__tile {
     uint32_t          level, index;          /* its slot */
     size_t            bytes;                 /* all of it, header included */
     struct tex__tile *ring_next, *ring_prev; /* the clock ring; guarded by the cache lock */
-    _Atomic bool      used; /* the clock's reference bit; readers set it only when clear */
     /* Kept in the cache by its decode and not yet in the spill file: written
      * there when evicted. Set before it is published, read-only after. */
     bool unspilled;
@@ -37,10 +36,18 @@ typedef struct tex__tile {
     alignas(16) unsigned char texels[]; /* tile_w * tile_h * nchannels samples */
 } tex__tile;
 
+/* A tile's place in its level: the tile, and beside it the clock's
+ * reference bit, on the line a lookup reads anyway (in the tile's header
+ * it cost a random lookup a cache miss of its own). */
+typedef struct tex__slot {
+    _Atomic(tex__tile *) tile; /* NULL: not in memory */
+    _Atomic bool         used; /* readers set it only when clear; the clock clears it */
+} tex__slot;
+
 typedef struct tex__level {
-    uint32_t              width, height, tiles_x, tiles_y;
-    uint64_t              spill_offset; /* untiled files: where this level's tiles start */
-    _Atomic(tex__tile *) *tiles;        /* tiles_x * tiles_y slots; NULL: not in memory */
+    uint32_t   width, height, tiles_x, tiles_y;
+    uint64_t   spill_offset; /* untiled files: where this level's tiles start */
+    tex__slot *slots;        /* tiles_x * tiles_y */
 } tex__level;
 
 /* ---- files ---- */
