@@ -33,6 +33,8 @@ grep -qE '^02 at [0-9]+ threads: speedup([0-9]+)=[0-9.]+ floor_speedup\1=[0-9.]+
 grep -qE '^06 study: exit 0, [0-9]+ rows under 10 ms' "$sum" || fail "06: $(grep '^06' "$sum")"
 grep -qE '^06   full, lock [a-z]+, +-t[0-9]+ ' "$sum" || fail "06: no full row of the default lock"
 grep -qE '^03 locks: [a-z0-9]' "$sum" || fail "03: $(grep '^03' "$sum")"
+[ "$(grep -cE '^03   [^:]+: 1 thread [0-9.]+x [a-z]+ \([0-9.]+-[0-9.]+\)' "$sum")" = 4 ] ||
+    fail "03: not the default's verdict for each of the four workloads: $(grep '^03' "$sum")"
 [ "$(grep -cE '^07   full, lock [a-z]+, +-t[0-9]+ ' "$sum")" = 3 ] ||
     fail "07: not a row for each of mutex, rwspin and the default: $(grep '^07' "$sum")"
 grep -qE "^06   (work|options): [0-9]+x[0-9]+ " "$sum" || fail "06: no work size"

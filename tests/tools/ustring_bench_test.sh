@@ -34,6 +34,40 @@ scale)
         [ "$n" = 4 ] || fail "expected 4 table rows for $l, got $n:"$'\n'"$out"
     done
     ;;
+verdict)
+    # The default's verdict line: its throughput over the fastest other lock's at each
+    # thread count, the ratio of the medians the result lines print (secs to 0.1 ms, so
+    # within rounding), naming that lock (unless two others are too close to tell apart).
+    out=$("$bench" --generate 200 --threads 1,2 --ops 400000 --lock spin,lockfree,mutex \
+          --repeat 2) || fail "exit $?"
+    [ "$(grep -c '^default ' <<<"$out")" = 1 ] || fail "expected one verdict line:"$'\n'"$out"
+    for t in 1 2; do
+        want=$(awk -v t="threads=$t" '$1 == "ustring-bench" && $3 == t {
+                split($2, l, "="); s = $5; sub("secs=", "", s)
+                if (l[2] == "lockfree") mine = s; else { n++; other[n] = s; who[n] = l[2] } }
+            END { b = other[1] < other[2] ? 1 : 2; c = 3 - b
+                  close_ = other[c] < other[b] * 1.05 ? "either" : who[b]
+                  printf "%.4f %s\n", other[b] / mine, close_ }' <<<"$out")
+        [ "$t" = 1 ] && label="1 thread" || label="2 threads\*?"
+        got=$(grep -oE "$label [0-9.]+x [a-z]+ \([0-9.]+-[0-9.]+\)" <<<"$out") ||
+            fail "no figure at $t threads:"$'\n'"$out"
+        read -r ratio lock <<<"$(sed -E 's/.* ([0-9.]+)x ([a-z]+) .*/\1 \2/' <<<"$got")"
+        read -r wratio wlock <<<"$want"
+        awk -v a="$ratio" -v b="$wratio" 'BEGIN { d = a - b; d = d < 0 ? -d : d
+            exit !(d <= 0.02 + 0.03 * b) }' || fail "$t threads: ratio $ratio, the lines give $wratio"
+        [ "$wlock" = either ] || [ "$lock" = "$wlock" ] ||
+            fail "$t threads: fastest other $lock, the lines say $wlock:"$'\n'"$out"
+    done
+    # The rounds interleave: the last round, in which each lock's line is printed, starts
+    # at the second lock (round 0 at the first), so a lock-after-lock run shows as spin first.
+    first=$(grep -m1 '^ustring-bench lock=' <<<"$out" | sed -E 's/.*lock=([a-z]+) .*/\1/')
+    [ "$first" = lockfree ] || fail "not interleaved: the first line is $first's:"$'\n'"$out"
+    # No verdict without the default, nor with the default alone.
+    out=$("$bench" --generate 50 --threads 1 --ops 500 --lock spin,mutex --repeat 1) || fail "exit $?"
+    ! grep -q '^default ' <<<"$out" || fail "a verdict without the default: $out"
+    out=$("$bench" --generate 50 --threads 1 --ops 500 --repeat 1) || fail "exit $?"
+    ! grep -q '^default ' <<<"$out" || fail "a verdict with one lock: $out"
+    ;;
 bad_flags)
     for args in "--threads 0" "--threads x" "--lock nosuch" "--ops -5" "--new-fraction 2" \
                 "--bogus" "extra"; do

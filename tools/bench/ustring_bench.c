@@ -290,20 +290,65 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     return secs;
 }
 
-/* Runs one configuration --repeat times, prints its result line and returns
- * the median seconds. */
-static double
-run_config(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads)
+/* Times every lock at `nthreads`, --repeat rounds, interleaved: a round
+ * runs each lock once, in an order that rotates by round, so that a machine
+ * whose speed drifts (another job, a noisy neighbour) weighs on every lock
+ * alike and their ratios hold, where lock after lock would hand the drift
+ * to whichever ran then. secs[i][k]: lock i's time in round k. Prints each
+ * lock's result line, its median, as soon as its last round is run. */
+static void
+run_locks(const bench *b, const workload *w, unsigned nthreads, double secs[][64])
 {
-    double secs[64];
-    for (int k = 0; k < b->repeat; k++)
-        secs[k] = run_once(b, w, lock, nthreads, k == b->repeat - 1);
-    double   median = tool_median(secs, b->repeat);
-    uint64_t ops = w->ops * nthreads;
-    printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
-           ustr_lock_name(lock), nthreads, ops, median, (double)ops / median / 1e6);
-    fflush(stdout);
-    return median;
+    for (int k = 0; k < b->repeat; k++) {
+        for (int j = 0; j < b->nlocks; j++) {
+            int  i = (j + k) % b->nlocks;
+            bool last = k == b->repeat - 1;
+            secs[i][k] = run_once(b, w, b->locks[i], nthreads, last);
+            if (!last)
+                continue;
+            double   median = tool_median(secs[i], b->repeat);
+            uint64_t ops = w->ops * nthreads;
+            printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
+                   ustr_lock_name(b->locks[i]), nthreads, ops, median, (double)ops / median / 1e6);
+            fflush(stdout);
+        }
+    }
+}
+
+/* The default lock's throughput over the fastest other lock's at each
+ * thread count, the figure issue 33 asks of the default (never the
+ * slowest way, at least as fast as every other): the ratio of their
+ * medians, and the range of the rounds' own ratios (each round ran both,
+ * side by side). Nothing without the default and another lock. */
+static void
+default_verdict(const bench *b, double secs[][MAX_LIST][64])
+{
+    const char *ours = ustr_lock_name(USTR_LOCK_DEFAULT);
+    int         d = -1;
+    for (int i = 0; i < b->nlocks; i++)
+        d = strcmp(ustr_lock_name(b->locks[i]), ours) == 0 ? i : d;
+    if (d < 0 || b->nlocks < 2)
+        return;
+    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("default %s over the fastest other lock, throughput (the rounds' range):", ours);
+    for (int j = 0; j < b->nthreads; j++) {
+        double mine = tool_median(secs[d][j], b->repeat), best = 0, lo = 0, hi = 0;
+        int    o = -1;
+        for (int i = 0; i < b->nlocks; i++) {
+            double m = tool_median(secs[i][j], b->repeat);
+            if (i != d && (o < 0 || m < best))
+                o = i, best = m;
+        }
+        for (int k = 0; k < b->repeat; k++) {
+            double r = secs[o][j][k] / secs[d][j][k];
+            lo = k == 0 || r < lo ? r : lo;
+            hi = k == 0 || r > hi ? r : hi;
+        }
+        printf("%s %u thread%s%s %.2fx %s (%.2f-%.2f)", j ? "," : "", b->threads[j],
+               b->threads[j] > 1 ? "s" : "", (long)b->threads[j] > hw ? "*" : "", best / mine,
+               ustr_lock_name(b->locks[o]), lo, hi);
+    }
+    putchar('\n');
 }
 
 /* ---- --scale tables ---- */
@@ -343,18 +388,22 @@ scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
 static void
 run_workload(const bench *b, const workload *w, bool table)
 {
-    static double mops[MAX_LIST][MAX_LIST];
+    static double mops[MAX_LIST][MAX_LIST], secs[MAX_LIST][MAX_LIST][64]; /* lock, threads, round */
     if (table)
         printf("# workload=%s new-fraction=%.2f same-string=%d\n", w->name, w->new_fraction,
                w->same_string);
-    for (int i = 0; i < b->nlocks; i++) {
-        for (int j = 0; j < b->nthreads; j++) {
-            double secs = run_config(b, w, b->locks[i], b->threads[j]);
-            mops[i][j] = (double)(w->ops * b->threads[j]) / secs / 1e6;
+    for (int j = 0; j < b->nthreads; j++) {
+        double round[MAX_LIST][64];
+        run_locks(b, w, b->threads[j], round);
+        for (int i = 0; i < b->nlocks; i++) {
+            memcpy(secs[i][j], round[i], sizeof round[i]);
+            double median = tool_median(round[i], b->repeat);
+            mops[i][j] = (double)(w->ops * b->threads[j]) / median / 1e6;
         }
     }
     if (table)
         scale_table(b, w, mops);
+    default_verdict(b, secs);
 }
 
 /* ---- --floor ---- */

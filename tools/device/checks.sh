@@ -136,6 +136,10 @@ step_03() {
                   s = s sprintf("%s: %.2f < %s %.2f; ", k, mine[k], who[k], best[k])
               print s == "" ? "the default is the fastest on every workload at every thread count" : s }' "$f")
     say "03 locks: $verdict (issue 33: never slower)"
+    # The bench's own verdict per workload: the default over the fastest other lock, with
+    # the range of the rounds' ratios (the locks' runs interleave round by round).
+    awk '/^# workload=/ { w = $0; sub(/^# workload=/, "", w); sub(/ new-fraction.*/, "", w) }
+        /^default / { sub(/^.*range\): /, ""); print "03   " w ": " $0 }' "$f" | tee -a "$summary"
 }
 
 # 04: the study's time against standalone renders of the same options.
