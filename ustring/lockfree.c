@@ -75,10 +75,14 @@ void ustr__race_point(const char *where); /* the test's */
  * all) 2x again, so a huge table's spare room stays within 2x. */
 #define GROW_4X_BELOW ((size_t)1 << 16)
 
-/* Inserts between two attempts of a thread to free retired arrays: an
- * attempt scans every thread's record, and a preempted reader can hold an
- * array for a whole time slice. */
+/* Inserts between two looks of a thread at whether to free retired
+ * arrays (reclaim_due()). */
 #define RECLAIM_EVERY 256
+
+/* The least a reclaim attempt waits for: retired arrays of 1/8 of the
+ * index, and 64 KiB (reclaim_due()). */
+#define RECLAIM_SHARE     8
+#define RECLAIM_MIN_BYTES ((size_t)64 << 10)
 
 /* Only where user-space pointers are known to keep bits 48-63 clear: on
  * arm64, top-byte-ignore (HWASan, Android's tagged heap) puts tags there. */
@@ -230,7 +234,12 @@ next_of(ustr__lf_array *a)
 static void
 array_free_node(ustr_epoch_node *node, void *ctx)
 {
-    array_free(ctx, (ustr__lf_array *)(void *)((char *)node - offsetof(ustr__lf_array, node)));
+    ustr_table     *t = ctx;
+    ustr__lf_array *a = (ustr__lf_array *)(void *)((char *)node - offsetof(ustr__lf_array, node));
+    /* Relaxed: a hint for reclaim_due(); the epoch domain's lock orders
+     * the freeing itself. */
+    atomic_fetch_sub_explicit(&t->lf.retired_bytes, array_bytes(a->mask + 1), memory_order_relaxed);
+    array_free(t, a);
 }
 
 void
@@ -243,7 +252,27 @@ ustr__lockfree_reclaim(ustr_table *t)
 static void
 retire(ustr_table *t, ustr__lf_array *a)
 {
+    /* Relaxed: as in array_free_node(). */
+    atomic_fetch_add_explicit(&t->lf.retired_bytes, array_bytes(a->mask + 1), memory_order_relaxed);
     ustr_epoch_retire(&t->lf.epochs, &a->node, array_free_node, t);
+}
+
+/* Whether retired arrays are worth an attempt to free them. An attempt
+ * is a membarrier: an interrupt on every CPU that runs one of the
+ * process's threads, tens of microseconds in a VM (more when one of those
+ * CPUs is descheduled), and more CPUs the more threads. Tried every 256
+ * inserts of each thread, attempts ran inserting threads 20% slower on a
+ * 2-vCPU VM; so they follow the memory to free instead of the inserts. What
+ * waits meanwhile is bounded anyway: a table's arrays retired over its
+ * growth come to a third of its index while it grows 4x, to its size
+ * while 2x. */
+static bool
+reclaim_due(ustr_table *t)
+{
+    /* Relaxed, both: hints; the epoch domain's lock orders the real work. */
+    size_t   retired = atomic_load_explicit(&t->lf.retired_bytes, memory_order_relaxed);
+    uint64_t index = atomic_load_explicit(&t->index_bytes, memory_order_relaxed);
+    return retired >= RECLAIM_MIN_BYTES && retired >= index / RECLAIM_SHARE;
 }
 
 /* ---- probing and placing ---- */
@@ -563,13 +592,11 @@ insert(ustr_table *t, ustr__thread *th, const char *s, size_t len, uint64_t hash
         ustr__rep_unmake(t, th, mine);
     /* Only after an insert of this thread's own, every RECLAIM_EVERY of
      * them: a thread that only looks up (or lost the race to publish)
-     * would otherwise, with 0 inserts, try at every miss while an array is
-     * pending, each try a lock and a membarrier. And only a try: while one
-     * thread reclaims, the others insert on. Relaxed, both: `pending` is a
-     * hint; the epoch domain's lock orders the real work. */
+     * would otherwise, with 0 inserts, look at every miss. And only a try:
+     * while one thread reclaims, the others insert on. Relaxed: a count of
+     * this thread's own. */
     uint64_t inserts = atomic_load_explicit(&th->counters.inserts, memory_order_relaxed);
-    if (published && inserts % RECLAIM_EVERY == 0 &&
-        atomic_load_explicit(&t->lf.epochs.pending, memory_order_relaxed))
+    if (published && inserts % RECLAIM_EVERY == 0 && reclaim_due(t))
         ustr_epoch_try_reclaim(&t->lf.epochs);
     if (!r)
         errno = ENOMEM; /* last: a free_fn above may have changed errno */
@@ -602,6 +629,7 @@ ustr_result
 ustr__lockfree_init(ustr_table *t)
 {
     ustr_epoch_init(&t->lf.epochs);
+    atomic_init(&t->lf.retired_bytes, 0);
     /* Room for initial_capacity strings spread evenly, twice over, as one
      * array would have; at least a chunk's worth each. */
     size_t cap = ustr__pow2_at_least(2 * t->initial_capacity / USTR__LF_SHARDS);

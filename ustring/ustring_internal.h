@@ -277,6 +277,9 @@ typedef struct ustr__lockfree {
     /* Read by every lookup, written only when a shard's move ends: no
      * line of its own needed (the table itself is only malloc-aligned). */
     _Atomic(ustr__lf_array *) current[USTR__LF_SHARDS];
+    /* Bytes of the arrays retired and not yet freed: when an attempt to
+     * free them is worth its cost (lockfree.c, reclaim_due()). */
+    _Atomic size_t retired_bytes;
 } ustr__lockfree;
 
 /* ---- the table ----------------------------------------------------------- */

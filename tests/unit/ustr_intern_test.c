@@ -322,6 +322,70 @@ case_growth(const char *arg)
     ustr_table_destroy(t);
 }
 
+/* Bytes a table holds from its allocator now. */
+static uint64_t held_bytes;
+
+static void *
+held_alloc(size_t size, void *ctx)
+{
+    (void)ctx;
+    held_bytes += size;
+    return malloc(size);
+}
+
+static void
+held_free(void *p, size_t size, void *ctx)
+{
+    (void)ctx;
+    held_bytes -= size;
+    free(p);
+}
+
+/* A growing lock-free table frees the arrays its growth retires as it
+ * goes, not only when it is destroyed or asked for its statistics
+ * (lockfree.c, reclaim_due()): one thread, nobody else reading, so every
+ * attempt frees all, and an attempt follows each 256th insert once the
+ * retired arrays reach 1/8 of the index (and 64 KiB). Asking for the
+ * statistics frees what is left, so what that frees is what was waiting.
+ * Growing 4x, a wave of the 64 shards' growth retires a quarter of the
+ * index at once, which waits for the table's destruction if nothing
+ * frees it on the way. */
+static void
+case_retired_freed(const char *arg)
+{
+    (void)arg;
+    enum { N = 1 << 18, CHECK_EVERY = 1 << 14 };
+    const uint64_t least = 64 << 10;
+    ustr_config    cfg = {.lock = USTR_LOCK_LOCKFREE,
+                          .allocator = {.alloc_fn = held_alloc, .free_fn = held_free}};
+    ustr_table    *t;
+    REQUIRE(ustr_table_create(&cfg, &t) == USTR_OK);
+    char     buf[32];
+    uint64_t worst = 0, at = 0;
+    for (unsigned i = 1; i <= N; i++) {
+        int len = snprintf(buf, sizeof buf, "retired/%07u", i);
+        REQUIRE(ustr_table_intern(t, buf, (size_t)len) != NULL);
+        if (i % CHECK_EVERY)
+            continue;
+        uint64_t   before = held_bytes;
+        ustr_stats s;
+        ustr_table_stats(t, &s); /* frees every retired array */
+        uint64_t waited = before - held_bytes;
+        uint64_t share = (s.index_bytes + waited) / 8; /* of the index as it was */
+        uint64_t allowed = share > least ? share : least;
+        if (waited >= allowed && waited > worst)
+            worst = waited, at = i;
+    }
+    if (worst)
+        fprintf(stderr,
+                "ustr-test: %" PRIu64 " bytes of retired arrays unfreed after %" PRIu64
+                " inserts\n",
+                worst, at);
+    CHECK_EQ_U64(worst, 0);
+    ustr_table_destroy(t);
+    CHECK_EQ_U64(held_bytes, 0);
+}
+
 /* One thread, more tables than it can cache, used in turn; and tables made
  * and destroyed over and over (a new table may take a dead one's address). */
 static void
@@ -548,6 +612,7 @@ main(int argc, char **argv)
         {"result_str", case_result_str},
         {"global", case_global},
         {"global_init", case_global_init},
+        {"retired_freed", case_retired_freed},
         {NULL, NULL},
     };
     return rt_test_main(cases, argc, argv);
