@@ -6,6 +6,9 @@
 #include <openexr.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "io_exr_chunks.c copies the file's little-endian samples as they are"
@@ -154,6 +157,61 @@ tex__exr_chunks_close(tex__exr_chunks *t)
     free(t);
 }
 
+/* ZIP's predictor undone in place: the writer stored each byte as its
+ * difference from the one before plus 128, so the bytes are a running sum
+ * of the stored ones less 128 each (less 128 is xor 0x80, mod 256), the
+ * first as stored. One byte a step, a chain of dependent adds, this was a
+ * sixth of a cold random bilinear lookup on half-float EXR tiles
+ * (docs/benchmarks.md); with SSE2, 16 at a time: a prefix sum in four
+ * shifted adds, plus the block before's last byte. */
+static void
+undo_predictor(uint8_t *b, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t i = 1;
+#if defined(__SSE2__)
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    __m128i       carry = _mm_set1_epi8((char)b[0]); /* the sum so far, in every byte */
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), flip);
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 1));
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 2));
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 4));
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 8));
+        v = _mm_add_epi8(v, carry);
+        _mm_storeu_si128((__m128i *)(void *)(b + i), v);
+        __m128i high = _mm_unpackhi_epi8(v, v); /* byte 15 into all 16 */
+        carry = _mm_shuffle_epi32(_mm_unpackhi_epi16(high, high), 0xff);
+    }
+#endif
+    for (; i < n; i++)
+        b[i] = (uint8_t)(b[i - 1] + b[i] - 128);
+}
+
+/* ZIP's byte split undone: the even bytes were stored in the first half
+ * (which has the odd one out) and the odd ones in the second. */
+static void
+unsplit(const uint8_t *split, uint8_t *raw, size_t n)
+{
+    const uint8_t *even = split, *odd = split + (n + 1) / 2;
+    size_t         half = n / 2, i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= half; i += 16) {
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(even + i));
+        __m128i o = _mm_loadu_si128((const __m128i *)(const void *)(odd + i));
+        _mm_storeu_si128((__m128i *)(void *)(raw + 2 * i), _mm_unpacklo_epi8(e, o));
+        _mm_storeu_si128((__m128i *)(void *)(raw + 2 * i + 16), _mm_unpackhi_epi8(e, o));
+    }
+#endif
+    for (; i < half; i++) {
+        raw[2 * i] = even[i];
+        raw[2 * i + 1] = odd[i];
+    }
+    if (n & 1)
+        raw[n - 1] = even[half];
+}
+
 /* Undoes ZIP (and ZIPS): `packed` (n bytes, a zlib stream) inflates to
  * exactly raw_n bytes in `scratch`, whose predictor and byte split are
  * then undone into `raw`, which may be `packed` (read by then). */
@@ -164,19 +222,8 @@ unzip(struct libdeflate_decompressor *d, const uint8_t *packed, size_t n, uint8_
     /* NULL for the actual size: anything but exactly raw_n bytes fails. */
     if (libdeflate_zlib_decompress(d, packed, n, scratch, raw_n, NULL) != LIBDEFLATE_SUCCESS)
         return false;
-    /* The writer stored each byte as its difference from the one before,
-     * plus 128: a running sum undoes it... */
-    for (size_t i = 1; i < raw_n; i++)
-        scratch[i] = (uint8_t)(scratch[i - 1] + scratch[i] - 128);
-    /* ...after moving the even bytes to the first half and the odd ones
-     * to the second (the first half has the odd one out). */
-    const uint8_t *even = scratch, *odd = scratch + (raw_n + 1) / 2;
-    for (size_t i = 0; i < raw_n / 2; i++) {
-        raw[2 * i] = even[i];
-        raw[2 * i + 1] = odd[i];
-    }
-    if (raw_n & 1)
-        raw[raw_n - 1] = even[raw_n / 2];
+    undo_predictor(scratch, raw_n);
+    unsplit(scratch, raw, raw_n);
     return true;
 }
 

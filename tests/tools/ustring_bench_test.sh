@@ -43,7 +43,7 @@ verdict)
     [ "$(grep -c '^default ' <<<"$out")" = 1 ] || fail "expected one verdict line:"$'\n'"$out"
     for t in 1 2; do
         want=$(awk -v t="threads=$t" '$1 == "ustring-bench" && $3 == t {
-                split($2, l, "="); s = $5; sub("secs=", "", s)
+                split($2, l, "="); s = $5; sub("secs=", "", s); s += 0
                 if (l[2] == "lockfree") mine = s; else { n++; other[n] = s; who[n] = l[2] } }
             END { b = other[1] < other[2] ? 1 : 2; c = 3 - b
                   close_ = other[c] < other[b] * 1.05 ? "either" : who[b]
@@ -51,10 +51,14 @@ verdict)
         [ "$t" = 1 ] && label="1 thread" || label="2 threads\*?"
         got=$(grep -oE "$label [0-9.]+x [a-z]+ \([0-9.]+-[0-9.]+\)" <<<"$out") ||
             fail "no figure at $t threads:"$'\n'"$out"
-        read -r ratio lock <<<"$(sed -E 's/.* ([0-9.]+)x ([a-z]+) .*/\1 \2/' <<<"$got")"
+        read -r ratio lock lo hi <<<"$(sed -E 's/.* ([0-9.]+)x ([a-z]+) \(([0-9.]+)-([0-9.]+)\)/\1 \2 \3 \4/' <<<"$got")"
         read -r wratio wlock <<<"$want"
         awk -v a="$ratio" -v b="$wratio" 'BEGIN { d = a - b; d = d < 0 ? -d : d
             exit !(d <= 0.02 + 0.03 * b) }' || fail "$t threads: ratio $ratio, the lines give $wratio"
+        # The ratio of the medians lies within the rounds' own ratios (order statistics
+        # keep a bound that holds in every round), to the two decimals printed.
+        awk -v r="$ratio" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo <= r + 0.01 && r <= hi + 0.01) }' ||
+            fail "$t threads: ratio $ratio outside the rounds' range $lo-$hi"
         [ "$wlock" = either ] || [ "$lock" = "$wlock" ] ||
             fail "$t threads: fastest other $lock, the lines say $wlock:"$'\n'"$out"
     done
@@ -67,6 +71,9 @@ verdict)
     ! grep -q '^default ' <<<"$out" || fail "a verdict without the default: $out"
     out=$("$bench" --generate 50 --threads 1 --ops 500 --repeat 1) || fail "exit $?"
     ! grep -q '^default ' <<<"$out" || fail "a verdict with one lock: $out"
+    out=$("$bench" --generate 50 --threads 1 --ops 500 --lock lockfree,default --repeat 1) ||
+        fail "exit $?"
+    ! grep -q '^default ' <<<"$out" || fail "the default compared with itself: $out"
     ;;
 bad_flags)
     for args in "--threads 0" "--threads x" "--lock nosuch" "--ops -5" "--new-fraction 2" \

@@ -324,10 +324,13 @@ static void
 default_verdict(const bench *b, double secs[][MAX_LIST][64])
 {
     const char *ours = ustr_lock_name(USTR_LOCK_DEFAULT);
-    int         d = -1;
-    for (int i = 0; i < b->nlocks; i++)
-        d = strcmp(ustr_lock_name(b->locks[i]), ours) == 0 ? i : d;
-    if (d < 0 || b->nlocks < 2)
+    int         d = -1, others = 0; /* "default" and its name are one lock, not two */
+    for (int i = 0; i < b->nlocks; i++) {
+        bool same = strcmp(ustr_lock_name(b->locks[i]), ours) == 0;
+        d = same && d < 0 ? i : d;
+        others += !same;
+    }
+    if (d < 0 || others == 0)
         return;
     long hw = sysconf(_SC_NPROCESSORS_ONLN);
     printf("default %s over the fastest other lock, throughput (the rounds' range):", ours);
@@ -336,7 +339,7 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64])
         int    o = -1;
         for (int i = 0; i < b->nlocks; i++) {
             double m = tool_median(secs[i][j], b->repeat);
-            if (i != d && (o < 0 || m < best))
+            if (strcmp(ustr_lock_name(b->locks[i]), ours) != 0 && (o < 0 || m < best))
                 o = i, best = m;
         }
         for (int k = 0; k < b->repeat; k++) {

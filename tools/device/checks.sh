@@ -214,6 +214,7 @@ until_listening() {
 study_until_deadline() {
     local step=$1 name=$2 f=$out/$2.txt pid status note=
     shift 2
+    rm -f "$out/$name".{csv,json,png} # a rerun's "no files" must not find the last run's
     study "$scene" --render "$render" --integrator eyelight "$@" --out "$out/$name" >"$f" 2>&1 &
     pid=$!
     if still_running $pid $((budget - (SECONDS - start))); then
