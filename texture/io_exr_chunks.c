@@ -243,12 +243,68 @@ scatter_float(const uint8_t *src, uint32_t n, uint8_t *dst, size_t stride)
         memcpy(dst + x * stride, src + 4 * (size_t)x, 4);
 }
 
+#if defined(__SSE2__)
+/* Four half channels into 8-byte pixels, the usual RGBA texture: `plane[k]`
+ * is the line of the channel that goes k-th in a pixel; eight pixels a
+ * step by unpacks, where sample by sample was a 2-byte store each (a
+ * scalar tail for the rest). */
+static void
+scatter_half4(const uint8_t *const plane[4], uint32_t n, uint8_t *dst)
+{
+    uint32_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m128i c[4];
+        for (int k = 0; k < 4; k++)
+            c[k] = _mm_loadu_si128((const __m128i *)(const void *)(plane[k] + 2 * (size_t)x));
+        __m128i  lo01 = _mm_unpacklo_epi16(c[0], c[1]), lo23 = _mm_unpacklo_epi16(c[2], c[3]);
+        __m128i  hi01 = _mm_unpackhi_epi16(c[0], c[1]), hi23 = _mm_unpackhi_epi16(c[2], c[3]);
+        __m128i *o = (__m128i *)(void *)(dst + 8 * (size_t)x);
+        _mm_storeu_si128(o, _mm_unpacklo_epi32(lo01, lo23));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(lo01, lo23));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(hi01, hi23));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(hi01, hi23));
+    }
+    for (; x < n; x++)
+        for (int k = 0; k < 4; k++)
+            memcpy(dst + 8 * (size_t)x + 2 * k, plane[k] + 2 * (size_t)x, 2);
+}
+
+/* Whether a line is four half channels filling 8-byte pixels; if so, which
+ * channel goes k-th in a pixel, in order[k]. */
+static bool
+half4_order(const tex__exr_layout *lay, uint32_t order[4])
+{
+    if (lay->nchannels != 4 || lay->pixel != 8)
+        return false;
+    unsigned seen = 0;
+    for (uint32_t c = 0; c < 4; c++) {
+        if (lay->size[c] != 2 || lay->offset[c] < 0 || lay->offset[c] % 2 || lay->offset[c] > 6)
+            return false;
+        order[lay->offset[c] / 2] = c;
+        seen |= 1u << (lay->offset[c] / 2);
+    }
+    return seen == 0xf;
+}
+#endif
+
 /* The raw chunk's lines, each channel after the other, into interleaved
  * output pixels `row` bytes a line. */
 static void
 scatter(const tex__exr_layout *lay, const uint8_t *raw, uint32_t width, uint32_t height,
         uint8_t *out, size_t row)
 {
+#if defined(__SSE2__)
+    uint32_t order[4];
+    if (half4_order(lay, order)) {
+        for (uint32_t y = 0; y < height; y++, out += row, raw += 8 * (size_t)width) {
+            const uint8_t *plane[4];
+            for (int k = 0; k < 4; k++)
+                plane[k] = raw + 2 * (size_t)width * order[k];
+            scatter_half4(plane, width, out);
+        }
+        return;
+    }
+#endif
     for (uint32_t y = 0; y < height; y++, out += row) {
         for (uint32_t c = 0; c < lay->nchannels; c++) {
             if (lay->offset[c] >= 0) {
