@@ -518,13 +518,14 @@ tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_
     pthread_mutex_lock(&ts->cache_lock);
     for (uint32_t i = 0; i < n; i++) {
         tex__tile *t = tiles[i];
+        tex__slot *slot = slot_of(t);
         t->unspilled = true;
         ring_insert(ts, t);
         /* Relaxed: a hint; cold until a lookup uses it. Release publishes
          * the texels, as in tile_load(); no lookup can reach the slot
          * before the file is READY anyway. */
-        atomic_store_explicit(&slot_of(t)->used, false, memory_order_relaxed);
-        atomic_store_explicit(&slot_of(t)->tile, t, memory_order_release);
+        atomic_store_explicit(&slot->used, false, memory_order_relaxed);
+        atomic_store_explicit(&slot->tile, t, memory_order_release);
         atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
     }
     tex__count(&tc->counters.tiles_kept, n);

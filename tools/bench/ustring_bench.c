@@ -321,7 +321,7 @@ run_locks(const bench *b, const workload *w, unsigned nthreads, double secs[][64
  * medians, and the range of the rounds' own ratios (each round ran both,
  * side by side). Nothing without the default and another lock. */
 static void
-default_verdict(const bench *b, double secs[][MAX_LIST][64])
+default_verdict(const bench *b, double secs[][MAX_LIST][64]) /* threads, lock, round */
 {
     const char *ours = ustr_lock_name(USTR_LOCK_DEFAULT);
     int         d = -1, others = 0; /* "default" and its name are one lock, not two */
@@ -335,15 +335,15 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64])
     long hw = sysconf(_SC_NPROCESSORS_ONLN);
     printf("default %s over the fastest other lock, throughput (the rounds' range):", ours);
     for (int j = 0; j < b->nthreads; j++) {
-        double mine = tool_median(secs[d][j], b->repeat), best = 0, lo = 0, hi = 0;
+        double mine = tool_median(secs[j][d], b->repeat), best = 0, lo = 0, hi = 0;
         int    o = -1;
         for (int i = 0; i < b->nlocks; i++) {
-            double m = tool_median(secs[i][j], b->repeat);
+            double m = tool_median(secs[j][i], b->repeat);
             if (strcmp(ustr_lock_name(b->locks[i]), ours) != 0 && (o < 0 || m < best))
                 o = i, best = m;
         }
         for (int k = 0; k < b->repeat; k++) {
-            double r = secs[o][j][k] / secs[d][j][k];
+            double r = secs[j][o][k] / secs[j][d][k];
             lo = k == 0 || r < lo ? r : lo;
             hi = k == 0 || r > hi ? r : hi;
         }
@@ -391,18 +391,15 @@ scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
 static void
 run_workload(const bench *b, const workload *w, bool table)
 {
-    static double mops[MAX_LIST][MAX_LIST], secs[MAX_LIST][MAX_LIST][64]; /* lock, threads, round */
+    static double mops[MAX_LIST][MAX_LIST], secs[MAX_LIST][MAX_LIST][64]; /* threads, lock, round */
     if (table)
         printf("# workload=%s new-fraction=%.2f same-string=%d\n", w->name, w->new_fraction,
                w->same_string);
     for (int j = 0; j < b->nthreads; j++) {
-        double round[MAX_LIST][64];
-        run_locks(b, w, b->threads[j], round);
-        for (int i = 0; i < b->nlocks; i++) {
-            memcpy(secs[i][j], round[i], sizeof round[i]);
-            double median = tool_median(round[i], b->repeat);
-            mops[i][j] = (double)(w->ops * b->threads[j]) / median / 1e6;
-        }
+        run_locks(b, w, b->threads[j], secs[j]);
+        for (int i = 0; i < b->nlocks; i++)
+            mops[i][j] =
+                (double)(w->ops * b->threads[j]) / tool_median(secs[j][i], b->repeat) / 1e6;
     }
     if (table)
         scale_table(b, w, mops);
