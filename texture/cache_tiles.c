@@ -694,7 +694,7 @@ tex__tile_release(tex_thread *tc)
 }
 
 const tex__tile *
-tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
+tex__tile_get_slow(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
 {
     /* By index, which the caller has already found from the texel's
      * position (by shifts for power-of-two tiles), so no tap divides here. */

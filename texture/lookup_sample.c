@@ -261,8 +261,22 @@ static inline bool
 in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, uint32_t *index,
             size_t *offset)
 {
-    return x0 >= 0 && y0 >= 0 && (uint64_t)x0 + 1 < lv->width && (uint64_t)y0 + 1 < lv->height &&
-           locate(f, lv, (uint32_t)x0, (uint32_t)y0, index, offset);
+    /* 0 <= x0 < width - 1 as one unsigned comparison: a negative x0 is huge. */
+    if (!((uint64_t)x0 < lv->width - 1u && (uint64_t)y0 < lv->height - 1u))
+        return false;
+    uint32_t x = (uint32_t)x0, y = (uint32_t)y0;
+    if (!f->tile_shift_x)
+        return locate(f, lv, x, y, index, offset);
+    /* Power-of-two tiles, every warm lookup's case: locate()'s arithmetic,
+     * the edge tested before the index and offset are computed. So fewer
+     * values are live at once, and the hot path stays off the stack: 9
+     * instructions a lookup fewer (docs/benchmarks.md). */
+    uint32_t mx = f->info.tile_width - 1, my = f->info.tile_height - 1, ix = x & mx, iy = y & my;
+    if (ix == mx || iy == my)
+        return false;
+    *index = (y >> f->tile_shift_y) * lv->tiles_x + (x >> f->tile_shift_x);
+    *offset = ((size_t)iy * f->info.tile_width + ix) * f->info.nchannels;
+    return true;
 }
 
 /* A tap other than the usual ones inside a tile (8-bit, 16-bit; half or

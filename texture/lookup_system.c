@@ -164,8 +164,10 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
         r = atomic_load_explicit(&f->state, memory_order_acquire) == TEX__BROKEN ? f->error
                                                                                  : TEX_ERR_NOMEM;
     tex__tile_release(tc);
-    if (n >= 3 && o->first_channel == 0) { /* the usual requests, RGB and RGBA: a copy */
-        memcpy(result, rgba, n * sizeof *rgba);
+    if (n >= 3 && o->first_channel == 0) {      /* the usual requests, RGB and RGBA: a copy */
+        memcpy(result, rgba, 3 * sizeof *rgba); /* of known size: no call, no loop */
+        if (n == 4)
+            result[3] = rgba[3];
         return r;
     }
     unsigned first = o->first_channel < 4 ? o->first_channel : 4; /* no wrap-around */

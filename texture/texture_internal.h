@@ -5,6 +5,7 @@
 #include "tex_exr.h"
 #include "tex_tiff.h"
 #include "texture.h"
+#include "ustr_fence.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -310,9 +311,10 @@ void       tex__cache_free(tex_system *ts);
 /* Tile `index` of a level (row by row: ty * tiles_x + tx, below
  * tiles_x * tiles_y), loaded if needed, and protected by the thread's
  * hazard pointer until its next call or tex__tile_release(). NULL: it could
- * not be read (counted, reported). */
-const tex__tile *tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
-                               uint32_t index);
+ * not be read (counted, reported). tex__tile_get() is its inline front for
+ * a tile in memory (below). */
+const tex__tile *tex__tile_get_slow(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level,
+                                    uint32_t index);
 void             tex__tile_release(tex_thread *tc);
 /* Write-back (cache_tiles.c says how), under f's lock, before f is READY:
  * - tex__cache_reserve(): the bytes of every tile of f, whose levels are
@@ -411,6 +413,33 @@ tex__file_ready(tex_system *ts, tex_thread *tc, tex__file *f)
     if (atomic_load_explicit(&f->state, memory_order_acquire) == TEX__READY)
         return TEX_OK;
     return tex__file_ready_slow(ts, tc, f);
+}
+
+/* ---- the inline front of cache_tiles.c (declared above) ---- */
+
+static inline const tex__tile *
+tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t index)
+{
+    /* A warm lookup's every tap comes here: inline, so a hit costs no
+     * call (docs/benchmarks.md, "Lookups against the floor"). The hazard
+     * protocol is cache_tiles.c's protect(), its first pass; a slot empty
+     * or changing under us goes the slow way, which starts it again. */
+    tex__slot *slot = &f->levels[level].slots[index];
+    /* Acquire: pairs with the release in tile_load(); we see the texels. */
+    tex__tile *t = atomic_load_explicit(&slot->tile, memory_order_acquire);
+    if (t) {
+        ustr_fence_announce(&tc->hazard, t);
+        /* Seq_cst, after the announcement: protect()'s load. */
+        if (atomic_load_explicit(&slot->tile, memory_order_seq_cst) == t) {
+            tex__count(&tc->counters.tile_hits, 1);
+            /* Relaxed: a hint for the clock (tex__tile_get_slow() says
+             * why it is written only when clear). */
+            if (!atomic_load_explicit(&slot->used, memory_order_relaxed))
+                atomic_store_explicit(&slot->used, true, memory_order_relaxed);
+            return t;
+        }
+    }
+    return tex__tile_get_slow(ts, tc, f, level, index);
 }
 
 #endif
