@@ -315,27 +315,37 @@ blend:
     }
 }
 
+/* A repeating texture read beyond its first copy (UVs scaled past 1): the
+ * tap's origin moved into the first copy, once, rather than each of its
+ * texels wrapped; (x0 + 1) mod n is still the right neighbour. Whether it
+ * moved. */
+static bool
+periodic_origin(const tex_opts *o, const tex__level *lv, int64_t *x0, int64_t *y0)
+{
+    bool moved = false;
+    if (o->swrap == TEX_WRAP_PERIODIC && (uint64_t)*x0 >= lv->width)
+        moved = wrap_outside(x0, lv->width, TEX_WRAP_PERIODIC);
+    if (o->twrap == TEX_WRAP_PERIODIC && (uint64_t)*y0 >= lv->height)
+        moved = wrap_outside(y0, lv->height, TEX_WRAP_PERIODIC) || moved;
+    return moved;
+}
+
 static inline __attribute__((always_inline)) void
 bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
 {
     const tex__level *lv = &q->f->levels[level];
     float             fx, fy;
-    int64_t x0 = tex__tap_origin(s, lv->width, &fx), y0 = tex__tap_origin(t, lv->height, &fy);
-    /* A repeating texture read beyond its first copy (UVs scaled past 1):
-     * move the tap into the first copy, once, rather than wrapping each of
-     * its texels; (x0 + 1) mod n is still the right neighbour. */
-    if (q->o->swrap == TEX_WRAP_PERIODIC && (uint64_t)x0 >= lv->width)
-        wrap_outside(&x0, lv->width, TEX_WRAP_PERIODIC);
-    if (q->o->twrap == TEX_WRAP_PERIODIC && (uint64_t)y0 >= lv->height)
-        wrap_outside(&y0, lv->height, TEX_WRAP_PERIODIC);
+    int64_t  x0 = tex__tap_origin(s, lv->width, &fx), y0 = tex__tap_origin(t, lv->height, &fy);
     uint32_t index;
     size_t   i;
     /* The usual case: all four texels inside the image and in one tile,
      * 8-bit, or 16-bit, half or float RGB or RGBA (the wide tap here too, not
      * behind bilinear_other()'s call and frame, which a half-float lookup
      * paid for nothing: docs/benchmarks.md, "Lookups against the floor").
-     * A tile that cannot be read goes the long way, as the others. */
-    if (in_one_tile(q->f, lv, x0, y0, &index, &i)) {
+     * A tap outside the image is moved into it first where the texture
+     * repeats. A tile that cannot be read goes the long way, as the others. */
+    if (in_one_tile(q->f, lv, x0, y0, &index, &i) ||
+        (periodic_origin(q->o, lv, &x0, &y0) && in_one_tile(q->f, lv, x0, y0, &index, &i))) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile && q->f->info.type == TEX_TYPE_U8) {
             bilerp_u8(q, tile->texels + i, tile_row(q->f), fx, fy, rgba);
