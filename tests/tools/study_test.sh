@@ -20,6 +20,16 @@ rows_honest() {
               for (k in seen) { found = 0; for (i = 1; i <= n; i++) found += k == w[i]; if (!found) bad = bad " extra:" k }
               if (bad) { print "rows" bad; exit 1 } }' "$1"
 }
+# A study with --out $1 whose one render was stopped: no row, nothing of
+# the render left behind, and no render outliving the study.
+stopped_clean() {
+    [ "$(wc -l <"$1.csv")" = 1 ] || fail "a row of a stopped render: $(cat "$1.csv")"
+    [ -z "$(ls "$1".run.* 2>/dev/null)" ] || fail "left $(ls "$1".run.*)"
+    for d in /proc/[0-9]*; do
+        [[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" == *"$1.run.tmp.exr"* ]] &&
+            fail "a render outlived the study: ${d#/proc/}"
+    done
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$texgen" --count 1 --size 32 "$tmp/tex" >/dev/null || fail texgen
@@ -129,12 +139,7 @@ interrupt)
     wait $pid
     rc=$?
     [ $rc = 130 ] || fail "exit $rc after two Ctrl-C, want 130"
-    [ "$(wc -l <j.csv)" = 1 ] || fail "a row of a stopped render: $(cat j.csv)"
-    [ -z "$(ls j.run.* 2>/dev/null)" ] || fail "left $(ls j.run.*)"
-    for d in /proc/[0-9]*; do
-        [[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" == *"j.run.tmp.exr"* ]] &&
-            fail "a render outlived the study: ${d#/proc/}"
-    done
+    stopped_clean j
     # A Ctrl-C that reaches a render as it starts (before the render has a
     # process group of its own) ends it by SIGINT: that render was
     # interrupted, not broken. A stand-in render does what that race does
@@ -149,6 +154,46 @@ interrupt)
     rc=$?
     [ $rc = 130 ] || fail "a render Ctrl-C reached as it started: exit $rc, want 130: $(tail -2 k.err)"
     [ "$(wc -l <k.csv)" = 2 ] || fail "k.csv: $(cat k.csv)"
+    ;;
+deadline)
+    # --deadline stops the study by itself as Ctrl-C would: the running
+    # render finishes, what was measured is written, marked incomplete,
+    # exit 130; --grace seconds on, the running render is stopped too.
+    start=$SECONDS
+    "$study" --quick --repeat 40 -r 320 240 --deadline 2 --out d s.obj >d.out 2>d.err
+    rc=$?
+    [ $rc = 130 ] || fail "exit $rc at the deadline, want 130: $(tail -2 d.err)"
+    [ $((SECONDS - start)) -lt 30 ] || fail "the deadline of 2 s took $((SECONDS - start)) s"
+    grep -q "the deadline (2 s) has passed: stopping after this render" d.err ||
+        fail "the deadline not said: $(tail -2 d.err)"
+    [ "$(jq .complete d.json)" = false ] || fail "d.json not marked incomplete"
+    rows=$(($(wc -l <d.csv) - 1))
+    [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows at the deadline"
+    # A render of minutes: stopped the grace after the deadline, no row of
+    # it, nothing left behind, no render outliving the study.
+    start=$SECONDS
+    timeout -s KILL 60 "$study" --threads 1 --repeat 1 --modes full -r 320 240 --spp 65536 \
+        --deadline 1 --grace 1 --out g s.obj >g.out 2>g.err
+    rc=$?
+    [ $rc = 137 ] && pkill -f g.run.tmp.exr # killed: its render would run on for minutes
+    [ $rc = 130 ] || fail "exit $rc after the grace, want 130: $(tail -2 g.err)"
+    [ $((SECONDS - start)) -lt 30 ] || fail "deadline 1, grace 1 took $((SECONDS - start)) s"
+    stopped_clean g
+    # A deadline already passed: no timed render, the files still written.
+    "$study" --quick --deadline 0 --out z s.obj >z.out 2>z.err
+    rc=$?
+    [ $rc = 130 ] || fail "deadline 0: exit $rc, want 130"
+    [ "$(wc -l <z.csv)" = 1 ] && [ "$(jq .complete z.json)" = false ] || fail "deadline 0: $(cat z.csv)"
+    ! grep -q "render 1 of" z.err || fail "deadline 0 rendered: $(cat z.err)"
+    # Nor does it size the work: renders growing to the largest image, 20 s
+    # here, against under 1.
+    start=$SECONDS
+    timeout -s KILL 60 "$study" --threads 1 --modes early-out --min-render-ms 600000 --deadline 0 \
+        --out w s.obj >w.out 2>w.err
+    rc=$?
+    [ $rc = 137 ] && pkill -f w.run.tmp.exr
+    [ $rc = 130 ] || fail "deadline 0, the work to size: exit $rc, want 130"
+    [ $((SECONDS - start)) -lt 10 ] || fail "deadline 0 sized the work: $((SECONDS - start)) s"
     ;;
 flags)
     # What the user gives wins over --quick's defaults, as "--name value" or
@@ -320,6 +365,9 @@ bad_input)
     check "--mpi-ranks" --quick --mpi-ranks 0 s.obj
     check "--min-render-ms" --min-render-ms fast s.obj
     check "--min-render-ms" --min-render-ms -5 s.obj
+    check "--deadline" --quick --deadline -1 s.obj
+    check "--deadline" --quick --deadline 2s s.obj
+    check "--grace" --quick --grace '' s.obj
     check "--mpi-ranks" --quick --mpi-ranks 2,x s.obj
     # A launcher that is not there fails before the first timed render.
     out=$("$study" --quick --mpi-ranks 1,2 --mpirun ./no-mpirun --out b s.obj 2>&1 >/dev/null) &&

@@ -9,10 +9,10 @@
 # Each step writes NN-name.txt in the output folder (the last argument) and
 # adds its figures to summary.txt there, so that a run cut short still says
 # what it measured; a figure that could not be read shows as "?". The quick
-# checks come first; the long study comes last and is stopped at the
-# deadline (--budget seconds from the start) as Ctrl-C would stop it: asked
-# once to finish its render and write what it measured, marked incomplete,
-# then, 20 s on, to stop that render too.
+# checks come first; the long study comes last and stops itself at the
+# deadline (--budget seconds from the start; study --deadline) as Ctrl-C
+# would stop it: its running render finishes and what it measured is
+# written, marked incomplete; 20 s on, that render is stopped too.
 #
 #   01 the hot intern at 1 and N threads, 5M operations a thread (issue 33, 2)
 #   02 the intern floor, and its speed-up at N threads: the ceiling (issue 33, 2)
@@ -177,56 +177,24 @@ step_05() {
     done
 }
 
-# Whether process $1 is still running after waiting up to $2 seconds.
-still_running() {
-    local end=$((SECONDS + $2))
-    while kill -0 "$1" 2>/dev/null; do
-        [ $SECONDS -lt $end ] || return 0
-        sleep 0.2
-    done
-    return 1
-}
-
-# Whether process $1 is a program of its own (exec'd, no longer this shell)
-# with its own handler for SIGINT in place (bit 2 of its caught-signal
-# mask). A Ctrl-C sent sooner is lost (ignored) or, in the instant between
-# fork and exec, ends the child as this shell's handler would: no files.
-listening() {
-    local mask
-    [ "$(readlink "/proc/$1/exe")" != "$(readlink "/proc/$$/exe")" ] || return 1
-    mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-    [ -n "$mask" ] && (((0x$mask & 2) != 0))
-}
-
-# Waits, up to 10 s, until process $1 listens for SIGINT or has ended.
-until_listening() {
-    local end=$((SECONDS + 10))
-    until listening "$1" || ! kill -0 "$1" 2>/dev/null || [ $SECONDS -ge $end ]; do
-        sleep 0.1
-    done
-}
-
 # Runs study with the given options into $out/NAME.*, stopped at the
-# deadline as Ctrl-C would stop it; says how it ended, its flagged rows and
-# its size. In the background and in its own right to SIGINT: a shell
-# without job control starts background jobs with SIGINT ignored, which the
-# study's own handler (sigaction) replaces; the Ctrl-C waits for it.
+# deadline by the study itself (--deadline: the seconds left of the budget;
+# as Ctrl-C would: the running render finishes, what was measured is
+# written, marked incomplete, exit 130; 20 s on, that render is stopped
+# too); says how it ended, its flagged rows and its size. timeout is the
+# net under that, for a study that does not stop.
 study_until_deadline() {
-    local step=$1 name=$2 f=$out/$2.txt pid status note=
+    local step=$1 name=$2 f=$out/$2.txt left status note=
     shift 2
     rm -f "$out/$name".{csv,json,png} # a rerun's "no files" must not find the last run's
-    study "$scene" --render "$render" --integrator eyelight "$@" --out "$out/$name" >"$f" 2>&1 &
-    pid=$!
-    if still_running $pid $((budget - (SECONDS - start))); then
-        note=' (stopped at the budget: incomplete)'
-        until_listening $pid
-        kill -INT $pid                          # finish this render, write, stop
-        still_running $pid 20 && kill -INT $pid # stop the render too
-        still_running $pid 10 && kill -KILL $pid
-    fi
-    wait $pid
+    left=$((budget - (SECONDS - start)))
+    ((left > 0)) || left=0
+    timeout -s KILL $((left + 60)) study "$scene" --render "$render" --integrator eyelight "$@" \
+        --deadline $left --grace 20 --out "$out/$name" >"$f" 2>&1
     status=$?
-    [ -n "$note" ] && [ ! -s "$out/$name.json" ] && note=' (stopped at the budget: no files)'
+    [ $status = 130 ] && note=' (stopped at the budget: incomplete)'
+    [ $status = 137 ] && note=' (killed: it did not stop at the budget)'
+    [ $status = 130 ] && [ ! -s "$out/$name.json" ] && note=' (stopped at the budget: no files)'
     say "$step study: exit $status$note, $(grep -c 'under 10 ms' "$f") rows under 10 ms" \
         "(issue 30: none), $(grep -c 'the threads waited' "$f") rows flagged for waiting"
     # The size the study chose ("work: ... scaled to ..."), or the one it was given.

@@ -21,8 +21,10 @@
  * run, every statistic) and PREFIX.png (gnuplot: time against threads,
  * with the ideal curve and the core count), each through a temporary file.
  * Ctrl-C stops after the current render (a second stops it too); what was
- * measured is written. `study --plot STUDY.json` prints the tables and
- * draws the picture again from a study's JSON.
+ * measured is written. --deadline SECS does the same by itself, SECS after
+ * the study starts (the second stop --grace seconds later): a study given
+ * a machine for minutes ends in time with what it measured. `study --plot STUDY.json` prints the
+ * tables and draws the picture again from a study's JSON.
  *
  * This file: the command line, the runs and main. The results (medians,
  * tables, verdict, USL) are study_results.c's, the files (provenance, CSV,
@@ -42,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +66,10 @@ usage(FILE *f)
           "  --mpirun PATH    the MPI launcher (default mpirun)\n"
           "  --min-render-ms MS  unless -r or --spp is given, grow the image until the\n"
           "                   fastest render takes MS (default 100; 0: never)\n"
+          "  --deadline SECS  SECS after the start, stop as Ctrl-C would: the running\n"
+          "                   render finishes, what was measured is written (incomplete)\n"
+          "  --grace SECS     after the deadline, stop the running render too after SECS\n"
+          "                   more, as a second Ctrl-C would (default 20)\n"
           "  --out PREFIX     PREFIX.csv, PREFIX.json, PREFIX.png (default study)\n"
           "  --plot FILE      no renders: the tables and PREFIX.png again from a study's\n"
           "                   FILE.json (PREFIX: FILE without .json, unless --out)\n"
@@ -139,12 +146,29 @@ item_lock(const char *s, void *dst, int i)
     return ustr_lock_parse(s, &((ustr_lock *)dst)[i]) == USTR_OK;
 }
 
+/* The value of --deadline or --grace: whole seconds, 0 to a week. */
+static double
+seconds_arg(const char *name, const char *v)
+{
+    char *end;
+    long  k = strtol(v, &end, 10);
+    if (*end || end == v || k < 0 || k > 7 * 24 * 3600)
+        tool_bad_usage("%s: '%s' is not a time in seconds (0..604800)", name, v);
+    return (double)k;
+}
+
 /* Takes the study's own options out of argv; the rest (the scene and the
  * render options) go through render's parser. */
 static void
 plan_parse(int argc, char **argv, plan *p)
 {
-    *p = (plan){.repeat = 3, .out = "study", .argc = argc, .argv = argv, .min_render_secs = 0.1};
+    *p = (plan){.repeat = 3,
+                .out = "study",
+                .argc = argc,
+                .argv = argv,
+                .min_render_secs = 0.1,
+                .deadline_secs = -1,
+                .grace_secs = 20};
     static const unsigned default_threads[] = {1, 2, 4, 8, 12, 16, 20, 24, 32};
     memcpy(p->threads, default_threads, sizeof default_threads);
     p->nthreads = sizeof default_threads / sizeof *default_threads;
@@ -160,9 +184,9 @@ plan_parse(int argc, char **argv, plan *p)
         tool_die("out of memory");
     rest[n++] = "study";
     rest[n++] = "--quiet";
-    static const char *const own[] = {"--threads", "--modes",  "--locks",
-                                      "--repeat",  "--out",    "--mpi-ranks",
-                                      "--render",  "--mpirun", "--min-render-ms"};
+    static const char *const own[] = {"--threads",       "--modes",     "--locks",  "--repeat",
+                                      "--out",           "--mpi-ranks", "--render", "--mpirun",
+                                      "--min-render-ms", "--deadline",  "--grace"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL; /* v: the option's value */
         char        name[16] = "";
@@ -201,6 +225,10 @@ plan_parse(int argc, char **argv, plan *p)
             if (*end || end == v || k < 0 || k > 600000)
                 tool_bad_usage("--min-render-ms: '%s' is not a time in ms (0..600000)", v);
             p->min_render_secs = (double)k / 1e3;
+        } else if (strcmp(name, "--deadline") == 0) {
+            p->deadline_secs = seconds_arg(name, v);
+        } else if (strcmp(name, "--grace") == 0) {
+            p->grace_secs = seconds_arg(name, v);
         } else if (strcmp(name, "--out") == 0) {
             p->out = v;
         } else if (strcmp(name, "--mpi-ranks") == 0) {
@@ -269,23 +297,78 @@ physical_cores(void)
 
 /* ---- one run ---- */
 
-/* Ctrl-C: the first lets the running render finish, then the study writes
- * what it measured; the second stops that render too (study_run_stop()). */
+/* Ctrl-C or the deadline: the first lets the running render finish, then
+ * the study writes what it measured, saying `note`; the second stops that
+ * render too (study_run_stop()). Async-signal-safe: called from the
+ * handlers. */
 static volatile sig_atomic_t stop_requested;
+
+static void
+stop_step(const char *note, size_t len)
+{
+    if (stop_requested) {
+        study_run_stop();
+    } else {
+        study_run_note_interrupt();
+        ssize_t n = write(STDERR_FILENO, note, len);
+        (void)n; /* nothing to do if stderr is gone */
+    }
+    stop_requested = 1;
+}
 
 static void
 on_interrupt(int sig)
 {
     (void)sig;
     static const char first[] = "\nstudy: stopping after this render (Ctrl-C again: now)\n";
-    if (stop_requested) {
-        study_run_stop();
-    } else {
-        study_run_note_interrupt();
-        ssize_t n = write(STDERR_FILENO, first, sizeof first - 1);
-        (void)n; /* nothing to do if stderr is gone */
-    }
-    stop_requested = 1;
+    stop_step(first, sizeof first - 1);
+}
+
+/* --deadline: what the first alarm says (written before it is armed: no
+ * formatting in a handler), and the grace the second one waits. */
+static char   deadline_note[128];
+static size_t deadline_note_len;
+static double grace_secs;
+
+static void
+alarm_in(double secs)
+{
+    struct itimerval at = {.it_value = {.tv_sec = (time_t)secs}};
+    if (secs <= 0)
+        raise(SIGALRM); /* now: a zero timer would be no timer */
+    else
+        setitimer(ITIMER_REAL, &at, NULL);
+}
+
+static void
+on_deadline(int sig)
+{
+    (void)sig;
+    if (!stop_requested)
+        alarm_in(grace_secs); /* then the running render is stopped too */
+    stop_step(deadline_note, deadline_note_len);
+}
+
+/* Ctrl-C's handler, and the deadline's if there is one. In the study's
+ * own process, before its first render: the handlers are in place from
+ * then on, so a stop can never find the study unable to take it. */
+static void
+stops_arm(const plan *p)
+{
+    struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: a wait ends */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    if (p->deadline_secs < 0)
+        return;
+    int n = snprintf(deadline_note, sizeof deadline_note,
+                     "\nstudy: the deadline (%.0f s) has passed: stopping after this render "
+                     "(in %.0f s more: now)\n",
+                     p->deadline_secs, p->grace_secs);
+    deadline_note_len = n > 0 && (size_t)n < sizeof deadline_note ? (size_t)n : 0;
+    grace_secs = p->grace_secs;
+    sa.sa_handler = on_deadline;
+    sigaction(SIGALRM, &sa, NULL);
+    alarm_in(p->deadline_secs);
 }
 
 /* The first executable `name` in a folder of PATH, written into buf;
@@ -388,6 +471,8 @@ work_size(plan *p, unsigned hw, char said[256])
     unsigned w = p->o.width, h = p->o.height, w0 = w, h0 = h;
     run      r;
     for (int k = 0; k < 6; k++) {
+        if (stop_requested)
+            return; /* nothing more will be rendered */
         p->width = w, p->height = h;
         if (!render_one(p, mode, p->locks[0], threads, 1, &r, false))
             return; /* interrupted */
@@ -518,9 +603,7 @@ main(int argc, char **argv)
     provenance_make(&p, &pv);
     char prog[4096];
     snprintf(pv.render, sizeof pv.render, "%s", render_path(&p, prog));
-    struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: a wait ends */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    stops_arm(&p);
     /* A first, small, untimed render (study_launch.warm_up): the scene
      * must load (a bad scene stops here, before any file is written), and
      * the OS caches its files. Then
