@@ -597,7 +597,7 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
     /* Protected before anyone else can reach it; as above. */
     atomic_store_explicit(&tc->hazard, t, memory_order_seq_cst);
     /* Relaxed: a hint, as below; the load is a use. Release publishes the
-     * texels to readers (acquire in protect()). */
+     * texels to readers (the acquire in tex__tile_get() and protect()). */
     atomic_store_explicit(&slot->used, true, memory_order_relaxed);
     atomic_store_explicit(&slot->tile, t, memory_order_release);
     atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);

@@ -269,8 +269,8 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
         return locate(f, lv, x, y, index, offset);
     /* Power-of-two tiles, every warm lookup's case: locate()'s arithmetic,
      * the edge tested before the index and offset are computed. So fewer
-     * values are live at once, and the hot path stays off the stack: 9
-     * instructions a lookup fewer (docs/benchmarks.md). */
+     * values are live at once, and the hot path stays off the stack
+     * (callgrind: 534 to 525 instructions an 8-bit bilinear lookup). */
     uint32_t mx = f->info.tile_width - 1, my = f->info.tile_height - 1, ix = x & mx, iy = y & my;
     if (ix == mx || iy == my)
         return false;

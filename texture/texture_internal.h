@@ -429,7 +429,10 @@ tex__tile_get(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint
     tex__tile *t = atomic_load_explicit(&slot->tile, memory_order_acquire);
     if (t) {
         ustr_fence_announce(&tc->hazard, t);
-        /* Seq_cst, after the announcement: protect()'s load. */
+        /* Seq_cst, after the announcement: in the single order with the
+         * evictor's seq_cst clear of the slot and its scan of the hazards
+         * (the proof at the top of cache_tiles.c), so either it sees the
+         * slot cleared or the evictor sees our hazard. */
         if (atomic_load_explicit(&slot->tile, memory_order_seq_cst) == t) {
             tex__count(&tc->counters.tile_hits, 1);
             /* Relaxed: a hint for the clock (tex__tile_get_slow() says

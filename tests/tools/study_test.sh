@@ -159,41 +159,41 @@ deadline)
     # --deadline stops the study by itself as Ctrl-C would: the running
     # render finishes, what was measured is written, marked incomplete,
     # exit 130; --grace seconds on, the running render is stopped too.
-    start=$SECONDS
-    "$study" --quick --repeat 40 -r 320 240 --deadline 2 --out d s.obj >d.out 2>d.err
+    # Times generous enough for a sanitizer's build on a loaded machine.
+    "$study" --quick --repeat 40 -r 320 240 --deadline 5 --grace 5 --out d s.obj >d.out 2>d.err
     rc=$?
     [ $rc = 130 ] || fail "exit $rc at the deadline, want 130: $(tail -2 d.err)"
-    [ $((SECONDS - start)) -lt 30 ] || fail "the deadline of 2 s took $((SECONDS - start)) s"
-    grep -q "the deadline (2 s) has passed: stopping after this render" d.err ||
+    grep -q "the deadline (5 s) has passed: stopping after this render" d.err ||
         fail "the deadline not said: $(tail -2 d.err)"
     [ "$(jq .complete d.json)" = false ] || fail "d.json not marked incomplete"
-    rows=$(($(wc -l <d.csv) - 1))
-    [ "$rows" -ge 1 ] && [ "$rows" -lt 240 ] || fail "$rows rows at the deadline"
+    [ "$(wc -l <d.csv)" -ge 2 ] || fail "no row at the deadline: $(cat d.csv)"
     # A render of minutes: stopped the grace after the deadline, no row of
-    # it, nothing left behind, no render outliving the study.
-    start=$SECONDS
+    # it, nothing left behind, no render outliving the study. (Killed at
+    # 60 s where the grace is not kept, its render with it.)
     timeout -s KILL 60 "$study" --threads 1 --repeat 1 --modes full -r 320 240 --spp 65536 \
-        --deadline 1 --grace 1 --out g s.obj >g.out 2>g.err
+        --deadline 1 --grace 1 --out "$tmp/g" s.obj >g.out 2>g.err
     rc=$?
-    [ $rc = 137 ] && pkill -f g.run.tmp.exr # killed: its render would run on for minutes
+    [ $rc = 137 ] && pkill -KILL -f -- "$tmp/g.run.tmp"
     [ $rc = 130 ] || fail "exit $rc after the grace, want 130: $(tail -2 g.err)"
-    [ $((SECONDS - start)) -lt 30 ] || fail "deadline 1, grace 1 took $((SECONDS - start)) s"
-    stopped_clean g
-    # A deadline already passed: no timed render, the files still written.
-    "$study" --quick --deadline 0 --out z s.obj >z.out 2>z.err
+    stopped_clean "$tmp/g"
+    # A deadline already passed: no timed render, no work sized (renders
+    # growing to the largest image), the files still written. A stand-in
+    # render counts the renders: the untimed first one only.
+    real=$(dirname "$study")/../renderer/render
+    printf '#!/bin/sh\necho x >>renders.n\nexec "%s" "$@"\n' "$real" >count.sh
+    chmod +x count.sh
+    "$study" --quick --deadline 0 --render ./count.sh --out z s.obj >z.out 2>z.err
     rc=$?
     [ $rc = 130 ] || fail "deadline 0: exit $rc, want 130"
     [ "$(wc -l <z.csv)" = 1 ] && [ "$(jq .complete z.json)" = false ] || fail "deadline 0: $(cat z.csv)"
-    ! grep -q "render 1 of" z.err || fail "deadline 0 rendered: $(cat z.err)"
-    # Nor does it size the work: renders growing to the largest image, 20 s
-    # here, against under 1.
-    start=$SECONDS
-    timeout -s KILL 60 "$study" --threads 1 --modes early-out --min-render-ms 600000 --deadline 0 \
-        --out w s.obj >w.out 2>w.err
+    [ "$(wc -l <renders.n)" = 1 ] || fail "deadline 0: $(wc -l <renders.n) renders, want 1"
+    rm renders.n
+    timeout -s KILL 120 "$study" --threads 1 --modes early-out --min-render-ms 600000 \
+        --deadline 0 --render ./count.sh --out "$tmp/w" s.obj >w.out 2>w.err
     rc=$?
-    [ $rc = 137 ] && pkill -f w.run.tmp.exr
+    [ $rc = 137 ] && pkill -KILL -f -- "$tmp/w.run.tmp"
     [ $rc = 130 ] || fail "deadline 0, the work to size: exit $rc, want 130"
-    [ $((SECONDS - start)) -lt 10 ] || fail "deadline 0 sized the work: $((SECONDS - start)) s"
+    [ "$(wc -l <renders.n)" = 1 ] || fail "deadline 0 sized the work: $(wc -l <renders.n) renders"
     ;;
 flags)
     # What the user gives wins over --quick's defaults, as "--name value" or
@@ -367,6 +367,7 @@ bad_input)
     check "--min-render-ms" --min-render-ms -5 s.obj
     check "--deadline" --quick --deadline -1 s.obj
     check "--deadline" --quick --deadline 2s s.obj
+    check "--deadline" --quick --deadline 604801 s.obj
     check "--grace" --quick --grace '' s.obj
     check "--mpi-ranks" --quick --mpi-ranks 2,x s.obj
     # A launcher that is not there fails before the first timed render.

@@ -23,8 +23,9 @@
  * Ctrl-C stops after the current render (a second stops it too); what was
  * measured is written. --deadline SECS does the same by itself, SECS after
  * the study starts (the second stop --grace seconds later): a study given
- * a machine for minutes ends in time with what it measured. `study --plot STUDY.json` prints the
- * tables and draws the picture again from a study's JSON.
+ * a machine for minutes ends in time with what it measured. `study --plot
+ * STUDY.json` prints the tables and draws the picture again from a study's
+ * JSON.
  *
  * This file: the command line, the runs and main. The results (medians,
  * tables, verdict, USL) are study_results.c's, the files (provenance, CSV,
@@ -44,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,14 +147,14 @@ item_lock(const char *s, void *dst, int i)
 }
 
 /* The value of --deadline or --grace: whole seconds, 0 to a week. */
-static double
+static int
 seconds_arg(const char *name, const char *v)
 {
     char *end;
     long  k = strtol(v, &end, 10);
     if (*end || end == v || k < 0 || k > 7 * 24 * 3600)
         tool_bad_usage("%s: '%s' is not a time in seconds (0..604800)", name, v);
-    return (double)k;
+    return (int)k;
 }
 
 /* Takes the study's own options out of argv; the rest (the scene and the
@@ -228,7 +228,7 @@ plan_parse(int argc, char **argv, plan *p)
         } else if (strcmp(name, "--deadline") == 0) {
             p->deadline_secs = seconds_arg(name, v);
         } else if (strcmp(name, "--grace") == 0) {
-            p->grace_secs = seconds_arg(name, v);
+            p->grace_secs = (unsigned)seconds_arg(name, v);
         } else if (strcmp(name, "--out") == 0) {
             p->out = v;
         } else if (strcmp(name, "--mpi-ranks") == 0) {
@@ -325,50 +325,71 @@ on_interrupt(int sig)
 }
 
 /* --deadline: what the first alarm says (written before it is armed: no
- * formatting in a handler), and the grace the second one waits. */
-static char   deadline_note[128];
-static size_t deadline_note_len;
-static double grace_secs;
+ * formatting in a handler), the grace the second one waits, and whether
+ * the first has come. */
+static char                  deadline_note[128];
+static size_t                deadline_note_len;
+static unsigned              grace_secs;
+static volatile sig_atomic_t deadline_passed;
 
+/* SIGALRM in `secs` seconds; now for 0, which alarm() would take as "none".
+ * Async-signal-safe (alarm(), raise()). */
 static void
-alarm_in(double secs)
+alarm_in(unsigned secs)
 {
-    struct itimerval at = {.it_value = {.tv_sec = (time_t)secs}};
-    if (secs <= 0)
-        raise(SIGALRM); /* now: a zero timer would be no timer */
+    if (secs)
+        alarm(secs);
     else
-        setitimer(ITIMER_REAL, &at, NULL);
+        raise(SIGALRM); /* blocked inside the handler: delivered as it returns */
 }
 
+/* The deadline: the first stop, unless Ctrl-C made it already; either way
+ * the running render is stopped (the second stop) the grace later. */
 static void
 on_deadline(int sig)
 {
     (void)sig;
+    if (deadline_passed) {
+        stop_step("", 0); /* stop_requested is set: the second stop */
+        return;
+    }
+    deadline_passed = 1;
+    alarm_in(grace_secs);
     if (!stop_requested)
-        alarm_in(grace_secs); /* then the running render is stopped too */
-    stop_step(deadline_note, deadline_note_len);
+        stop_step(deadline_note, deadline_note_len);
 }
 
 /* Ctrl-C's handler, and the deadline's if there is one. In the study's
  * own process, before its first render: the handlers are in place from
- * then on, so a stop can never find the study unable to take it. */
+ * then on, so a stop can never find the study unable to take it. Each
+ * handler blocks the other, so that the two never interleave their
+ * reading and setting of what has been asked. */
 static void
 stops_arm(const plan *p)
 {
     struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: a wait ends */
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGALRM);
     sigaction(SIGINT, &sa, NULL);
     if (p->deadline_secs < 0)
         return;
     int n = snprintf(deadline_note, sizeof deadline_note,
-                     "\nstudy: the deadline (%.0f s) has passed: stopping after this render "
-                     "(in %.0f s more: now)\n",
+                     "\nstudy: the deadline (%d s) has passed: stopping after this render "
+                     "(in %u s more: now)\n",
                      p->deadline_secs, p->grace_secs);
     deadline_note_len = n > 0 && (size_t)n < sizeof deadline_note ? (size_t)n : 0;
     grace_secs = p->grace_secs;
     sa.sa_handler = on_deadline;
     sigaction(SIGALRM, &sa, NULL);
-    alarm_in(p->deadline_secs);
+    alarm_in((unsigned)p->deadline_secs);
+}
+
+/* After the last render: a deadline still to come has nothing to stop. */
+static void
+stops_disarm(void)
+{
+    alarm(0);
 }
 
 /* The first executable `name` in a folder of PATH, written into buf;
@@ -652,6 +673,7 @@ main(int argc, char **argv)
             }
         }
     }
+    stops_disarm();
     if (tty)
         fputc('\n', stderr);
     bool complete = n == total;

@@ -36,8 +36,8 @@ typedef struct plan {
     char            work[256];       /* what work_size() did, "" if nothing */
     unsigned        hw;              /* the hardware threads of the machine the study ran on */
     double          min_render_secs; /* --min-render-ms: work_size()'s aim; 0: none */
-    double          deadline_secs;   /* --deadline: from the start; < 0: none */
-    double          grace_secs;      /* --grace: after the deadline, until the render stops */
+    int             deadline_secs;   /* --deadline: from the start; < 0: none */
+    unsigned        grace_secs;      /* --grace: after the deadline, until the render stops */
 } plan;
 
 typedef study_run run;
