@@ -126,13 +126,12 @@ decode_texel(const fetch *q, const unsigned char *texels, size_t i, float rgba[4
     case TEX_TYPE_FLOAT:
         memcpy(v, (const float *)(const void *)texels + i, nc * sizeof(float));
         break;
-    case TEX_TYPE_U8: {
+    case TEX_TYPE_U8: { /* by table, each channel once; alpha is never sRGB */
         const uint8_t *p = texels + i;
+        const float   *colour = q->decode_srgb ? tex__srgb_u8 : tex__unorm_u8;
+        uint32_t       ncolour = nc == 2 || nc == 4 ? nc - 1 : nc;
         for (uint32_t c = 0; c < nc; c++)
-            v[c] = p[c] * (1.0f / 255.0f);
-        if (q->decode_srgb) /* colour channels only; alpha stays as stored */
-            for (uint32_t c = 0; c < (nc == 2 || nc == 4 ? nc - 1 : nc); c++)
-                v[c] = tex__srgb_u8[p[c]];
+            v[c] = (c < ncolour ? colour : tex__unorm_u8)[p[c]];
         break;
     }
     default:

@@ -166,64 +166,130 @@ decoded(uint16_t code, bool srgb)
     return srgb ? tex_srgb_to_linear(code / 65535.0f) : code * (1.0f / 65535.0f);
 }
 
-/* Bilinear lookups on 16-bit files of 1 to 4 channels, colour and data, at
- * every tap of level 0: the tap inside a tile (the wide tap, tex_sample_internal.h)
- * and across a tile's edge (x0 = 63, the general path) give exactly the
- * general path's decode and blend. */
+/* For files of 1 to 4 channels of `type` (8 or 16 bits), w x h, every
+ * sample a different scramble of its index, written as STEM<nc>.png in the
+ * test folder: `wrong` counts the lookups of one file, as colour and as
+ * data (raw), that are not what they should be; each must count none. */
 static void
-case_bilinear_u16(const char *arg)
+each_scrambled_png(uint32_t w, uint32_t h, tex_type type, const char *stem,
+                   int (*wrong)(tex_system *ts, tex_thread *tc, const tex_image *img,
+                                const char *name, bool raw))
 {
-    (void)arg;
-    enum { W = 80, H = 20 };
     char        err[TEX_ERR_LEN];
-    const float fx = 0.375f, fy = 0.625f;
     tex_system *ts;
     tex_thread *tc;
     REQUIRE(tex_system_create(NULL, &ts, NULL) == TEX_OK);
     REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
     for (uint32_t nc = 1; nc <= 4; nc++) {
         tex_image img;
-        REQUIRE(tex_image_alloc(&img, W, H, nc, TEX_TYPE_U16, err) == TEX_OK);
-        uint16_t *p = img.pixels;
-        for (uint32_t i = 0; i < W * H * nc; i++)
-            p[i] = (uint16_t)(i * 2654435761u >> 7);
-        char name[32];
-        snprintf(name, sizeof name, "bilinear%u.png", nc);
-        const char *path = tex_test_path(name);
-        REQUIRE(tex_png_write(path, &img, err) == TEX_OK);
-        for (int raw = 0; raw < 2; raw++) {
-            tex_opts o = {.filter = TEX_FILTER_BILINEAR, .raw = raw, .fill = {0, 0, 0, 0.25f}};
-            ustr     file = ustr_intern_cstr(path);
-            int      wrong = 0;
-            for (uint32_t y0 = 0; y0 + 1 < H; y0++)
-                for (uint32_t x0 = 0; x0 + 1 < W; x0++) {
-                    float rgba[4], ch[4], want[4];
-                    REQUIRE(tex_lookup(ts, tc, file, (x0 + fx + 0.5f) / W, (y0 + fy + 0.5f) / H,
-                                       NULL, &o, rgba) == TEX_OK);
-                    bool alpha = nc == 2 || nc == 4;
-                    for (uint32_t c = 0; c < nc; c++) {
-                        bool     srgb = !raw && !(alpha && c == nc - 1);
-                        uint32_t at = (y0 * W + x0) * nc + c;
-                        float    a = decoded(p[at], srgb), b = decoded(p[at + nc], srgb);
-                        float    d = decoded(p[at + W * nc], srgb);
-                        float    e = decoded(p[at + W * nc + nc], srgb);
-                        float    top = a + (b - a) * fx, bottom = d + (e - d) * fx;
-                        ch[c] = top + (bottom - top) * fy;
-                    }
-                    want[0] = ch[0], want[1] = ch[nc <= 2 ? 0 : 1], want[2] = ch[nc <= 2 ? 0 : 2];
-                    want[3] = alpha ? ch[nc - 1] : o.fill[3];
-                    if (memcmp(rgba, want, sizeof want) != 0 && wrong++ < 3)
-                        RT_CHECK_FAIL_("%s%s tap (%u, %u): %.9g %.9g %.9g %.9g, not %.9g %.9g "
-                                       "%.9g %.9g",
-                                       name, raw ? " raw" : "", x0, y0, rgba[0], rgba[1], rgba[2],
-                                       rgba[3], want[0], want[1], want[2], want[3]);
-                }
-            CHECK_EQ_INT(wrong, 0);
+        REQUIRE(tex_image_alloc(&img, w, h, nc, type, err) == TEX_OK);
+        for (uint32_t i = 0; i < w * h * nc; i++) {
+            uint32_t v = i * 2654435761u;
+            if (type == TEX_TYPE_U16)
+                ((uint16_t *)img.pixels)[i] = (uint16_t)(v >> 7);
+            else
+                ((uint8_t *)img.pixels)[i] = (uint8_t)(v >> 11);
         }
+        char name[32];
+        snprintf(name, sizeof name, "%s%u.png", stem, nc);
+        REQUIRE(tex_png_write(tex_test_path(name), &img, err) == TEX_OK);
+        for (int raw = 0; raw < 2; raw++)
+            CHECK_EQ_INT(wrong(ts, tc, &img, name, raw), 0);
         tex_image_free(&img);
     }
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
+}
+
+/* Whether a lookup's rgba is a file's nc channel values ch as RGBA (grey
+ * gives R, G and B; a missing alpha is the fill's, fill_a), bit for bit;
+ * the first three that are not are reported, `wrong` being those so far. */
+static bool
+rgba_is(const float rgba[4], const float ch[4], uint32_t nc, float fill_a, const char *name,
+        bool raw, uint32_t x, uint32_t y, int wrong)
+{
+    float want[4] = {ch[0], ch[nc <= 2 ? 0 : 1], ch[nc <= 2 ? 0 : 2],
+                     nc == 2 || nc == 4 ? ch[nc - 1] : fill_a};
+    if (memcmp(rgba, want, sizeof want) == 0)
+        return true;
+    if (wrong < 3)
+        RT_CHECK_FAIL_("%s%s at (%u, %u): %.9g %.9g %.9g %.9g, not %.9g %.9g %.9g %.9g", name,
+                       raw ? " raw" : "", x, y, rgba[0], rgba[1], rgba[2], rgba[3], want[0],
+                       want[1], want[2], want[3]);
+    return false;
+}
+
+/* Bilinear lookups on 16-bit files of 1 to 4 channels, colour and data, at
+ * every tap of level 0: the tap inside a tile (the wide tap, tex_sample_internal.h)
+ * and across a tile's edge (x0 = 63, the general path) give exactly the
+ * general path's decode and blend. */
+static int
+bilinear_u16_wrong(tex_system *ts, tex_thread *tc, const tex_image *img, const char *name, bool raw)
+{
+    const float     fx = 0.375f, fy = 0.625f;
+    const uint16_t *p = img->pixels;
+    uint32_t        w = img->width, h = img->height, nc = img->nchannels;
+    tex_opts        o = {.filter = TEX_FILTER_BILINEAR, .raw = raw, .fill = {0, 0, 0, 0.25f}};
+    ustr            file = ustr_intern_cstr(tex_test_path(name));
+    int             wrong = 0;
+    for (uint32_t y0 = 0; y0 + 1 < h; y0++)
+        for (uint32_t x0 = 0; x0 + 1 < w; x0++) {
+            float rgba[4], ch[4];
+            REQUIRE(tex_lookup(ts, tc, file, (x0 + fx + 0.5f) / w, (y0 + fy + 0.5f) / h, NULL, &o,
+                               rgba) == TEX_OK);
+            for (uint32_t c = 0; c < nc; c++) {
+                bool     srgb = !raw && !((nc == 2 || nc == 4) && c == nc - 1);
+                uint32_t at = (y0 * w + x0) * nc + c;
+                float    a = decoded(p[at], srgb), b = decoded(p[at + nc], srgb);
+                float    d = decoded(p[at + w * nc], srgb), e = decoded(p[at + w * nc + nc], srgb);
+                float    top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+                ch[c] = top + (bottom - top) * fy;
+            }
+            wrong += !rgba_is(rgba, ch, nc, o.fill[3], name, raw, x0, y0, wrong);
+        }
+    return wrong;
+}
+
+static void
+case_bilinear_u16(const char *arg)
+{
+    (void)arg;
+    each_scrambled_png(80, 20, TEX_TYPE_U16, "bilinear", bilinear_u16_wrong);
+}
+
+/* Closest lookups on 8-bit files of 1 to 4 channels, colour and data, at
+ * every texel of level 0 (the general decode, decode_texel()): colour
+ * channels of a colour file decoded as sRGB, alpha (the last of 2 or 4)
+ * and every channel of a data file as stored over 255. */
+static int
+closest_u8_wrong(tex_system *ts, tex_thread *tc, const tex_image *img, const char *name, bool raw)
+{
+    const uint8_t *p = img->pixels;
+    uint32_t       w = img->width, h = img->height, nc = img->nchannels;
+    tex_derivs     d = {.dsdx = 1.0f / w, .dtdy = 1.0f / h};
+    tex_opts       o = {.filter = TEX_FILTER_CLOSEST, .raw = raw, .fill = {0, 0, 0, 0.25f}};
+    ustr           file = ustr_intern_cstr(tex_test_path(name));
+    int            wrong = 0;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            float rgba[4], ch[4];
+            REQUIRE(tex_lookup(ts, tc, file, (x + 0.5f) / w, (y + 0.5f) / h, &d, &o, rgba) ==
+                    TEX_OK);
+            for (uint32_t c = 0; c < nc; c++) { /* as texture/srgb.c and decode() */
+                uint8_t code = p[(y * w + x) * nc + c];
+                bool    srgb = !raw && !((nc == 2 || nc == 4) && c == nc - 1);
+                ch[c] = srgb ? tex_srgb_to_linear(code / 255.0f) : code * (1.0f / 255.0f);
+            }
+            wrong += !rgba_is(rgba, ch, nc, o.fill[3], name, raw, x, y, wrong);
+        }
+    return wrong;
+}
+
+static void
+case_closest_u8(const char *arg)
+{
+    (void)arg;
+    each_scrambled_png(80, 12, TEX_TYPE_U8, "closest", closest_u8_wrong);
 }
 
 /* A 1x1 16-bit sRGB PNG is one level, so no MIP chain builds the table,
@@ -260,6 +326,7 @@ main(int argc, char **argv)
         {"encode_u8", case_encode_u8},
         {"lookup_u16", case_lookup_u16},
         {"bilinear_u16", case_bilinear_u16},
+        {"closest_u8", case_closest_u8},
         {"constant_u16", case_constant_u16},
         {NULL, NULL},
     };
