@@ -160,7 +160,7 @@ deadline)
     # render finishes, what was measured is written, marked incomplete,
     # exit 130; --grace seconds on, the running render is stopped too.
     # Times generous enough for a sanitizer's build on a loaded machine.
-    "$study" --quick --repeat 40 -r 320 240 --deadline 5 --grace 5 --out d s.obj >d.out 2>d.err
+    "$study" --quick --repeat 63 -r 640 480 --deadline 5 --grace 5 --out d s.obj >d.out 2>d.err
     rc=$?
     [ $rc = 130 ] || fail "exit $rc at the deadline, want 130: $(tail -2 d.err)"
     grep -q "the deadline (5 s) has passed: stopping after this render" d.err ||
@@ -171,10 +171,11 @@ deadline)
     # it, nothing left behind, no render outliving the study. (Killed at
     # 60 s where the grace is not kept, its render with it.)
     timeout -s KILL 60 "$study" --threads 1 --repeat 1 --modes full -r 320 240 --spp 65536 \
-        --deadline 1 --grace 1 --out "$tmp/g" s.obj >g.out 2>g.err
+        --deadline 5 --grace 1 --out "$tmp/g" s.obj >g.out 2>g.err
     rc=$?
     [ $rc = 137 ] && pkill -KILL -f -- "$tmp/g.run.tmp"
     [ $rc = 130 ] || fail "exit $rc after the grace, want 130: $(tail -2 g.err)"
+    grep -q "render 1 of 1" g.err || fail "the deadline came before the timed render: $(cat g.err)"
     stopped_clean "$tmp/g"
     # A deadline already passed: no timed render, no work sized (renders
     # growing to the largest image), the files still written. A stand-in

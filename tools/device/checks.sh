@@ -187,13 +187,13 @@ step_05() {
 # study was running (a process group of its own, which the study's death
 # does not reach) is ended with it.
 study_until_deadline() {
-    local step=$1 name=$2 f=$out/$2.txt left status note=
+    local step=$1 name=$2 f=$out/$2.txt left status note= grace=20
     shift 2
     rm -f "$out/$name".{csv,json,png} # a rerun's "no files" must not find the last run's
     left=$((budget - (SECONDS - start)))
     ((left > 0)) || left=0
-    timeout -s KILL $((left + 20 + 15)) study "$scene" --render "$render" --integrator eyelight \
-        "$@" --deadline $left --grace 20 --out "$out/$name" >"$f" 2>&1
+    timeout -s KILL $((left + grace + 15)) study "$scene" --render "$render" --integrator eyelight \
+        "$@" --deadline $left --grace $grace --out "$out/$name" >"$f" 2>&1
     status=$?
     [ $status = 130 ] && note=' (stopped at the budget: incomplete)'
     [ $status = 130 ] && [ ! -s "$out/$name.json" ] && note=' (stopped at the budget: no files)'

@@ -327,8 +327,8 @@ on_interrupt(int sig)
 /* --deadline: what the first alarm says (written before it is armed: no
  * formatting in a handler), the grace the second one waits, and whether
  * the first has come. */
-static char                  deadline_note[128];
-static size_t                deadline_note_len;
+static char                  deadline_note[128], grace_note[128];
+static size_t                deadline_note_len, grace_note_len;
 static unsigned              grace_secs;
 static volatile sig_atomic_t deadline_passed;
 
@@ -355,8 +355,12 @@ on_deadline(int sig)
     }
     deadline_passed = 1;
     alarm_in(grace_secs);
-    if (!stop_requested)
+    if (!stop_requested) {
         stop_step(deadline_note, deadline_note_len);
+    } else { /* Ctrl-C made the first stop: say when the second comes */
+        ssize_t n = write(STDERR_FILENO, grace_note, grace_note_len);
+        (void)n;
+    }
 }
 
 /* Ctrl-C's handler, and the deadline's if there is one. In the study's
@@ -379,6 +383,10 @@ stops_arm(const plan *p)
                      "(in %u s more: now)\n",
                      p->deadline_secs, p->grace_secs);
     deadline_note_len = n > 0 && (size_t)n < sizeof deadline_note ? (size_t)n : 0;
+    n = snprintf(grace_note, sizeof grace_note,
+                 "\nstudy: the deadline (%d s) has passed: the render stops in %u s\n",
+                 p->deadline_secs, p->grace_secs);
+    grace_note_len = n > 0 && (size_t)n < sizeof grace_note ? (size_t)n : 0;
     grace_secs = p->grace_secs;
     sa.sa_handler = on_deadline;
     sigaction(SIGALRM, &sa, NULL);
