@@ -171,8 +171,10 @@ locate(const tex__file *f, const tex__level *lv, uint32_t x, uint32_t y, uint32_
     return ix + 1 < tw && iy + 1 < f->info.tile_height;
 }
 
-/* The tile `index` of a level, through the lookup's one-tile cache. */
-static inline const tex__tile *
+/* The tile `index` of a level, through the lookup's one-tile cache.
+ * Always inline: with the tile's hit inline in it, the compiler took it out
+ * of line in the renderer's build, a call at every tap. */
+static inline __attribute__((always_inline)) const tex__tile *
 tile_at(fetch *q, uint32_t level, uint32_t index)
 {
     if (!q->tile || q->level != level || q->index != index) {
@@ -316,17 +318,16 @@ blend:
 
 /* A repeating texture read beyond its first copy (UVs scaled past 1): the
  * tap's origin moved into the first copy, once, rather than each of its
- * texels wrapped; (x0 + 1) mod n is still the right neighbour. Whether it
- * moved. */
-static bool
+ * texels wrapped; (x0 + 1) mod n is still the right neighbour. Before the
+ * tap is placed, not only once it is found outside: most of a real scene's
+ * taps are (docs/benchmarks.md, "The machinery cut"). */
+static inline __attribute__((always_inline)) void
 periodic_origin(const tex_opts *o, const tex__level *lv, int64_t *x0, int64_t *y0)
 {
-    bool moved = false;
     if (o->swrap == TEX_WRAP_PERIODIC && (uint64_t)*x0 >= lv->width)
-        moved = wrap_outside(x0, lv->width, TEX_WRAP_PERIODIC);
+        wrap_outside(x0, lv->width, TEX_WRAP_PERIODIC);
     if (o->twrap == TEX_WRAP_PERIODIC && (uint64_t)*y0 >= lv->height)
-        moved = wrap_outside(y0, lv->height, TEX_WRAP_PERIODIC) || moved;
-    return moved;
+        wrap_outside(y0, lv->height, TEX_WRAP_PERIODIC);
 }
 
 static inline __attribute__((always_inline)) void
@@ -334,17 +335,16 @@ bilinear(fetch *q, uint32_t level, float s, float t, float rgba[4])
 {
     const tex__level *lv = &q->f->levels[level];
     float             fx, fy;
-    int64_t  x0 = tex__tap_origin(s, lv->width, &fx), y0 = tex__tap_origin(t, lv->height, &fy);
+    int64_t x0 = tex__tap_origin(s, lv->width, &fx), y0 = tex__tap_origin(t, lv->height, &fy);
+    periodic_origin(q->o, lv, &x0, &y0);
     uint32_t index;
     size_t   i;
     /* The usual case: all four texels inside the image and in one tile,
      * 8-bit, or 16-bit, half or float RGB or RGBA (the wide tap here too, not
      * behind bilinear_other()'s call and frame, which a half-float lookup
      * paid for nothing: docs/benchmarks.md, "Lookups against the floor").
-     * A tap outside the image is moved into it first where the texture
-     * repeats. A tile that cannot be read goes the long way, as the others. */
-    if (in_one_tile(q->f, lv, x0, y0, &index, &i) ||
-        (periodic_origin(q->o, lv, &x0, &y0) && in_one_tile(q->f, lv, x0, y0, &index, &i))) {
+     * A tile that cannot be read goes the long way, as the others. */
+    if (in_one_tile(q->f, lv, x0, y0, &index, &i)) {
         const tex__tile *tile = tile_at(q, level, index);
         if (tile && q->f->info.type == TEX_TYPE_U8) {
             bilerp_u8(q, tile->texels + i, tile_row(q->f), fx, fy, rgba);
