@@ -268,15 +268,14 @@ in_one_tile(const tex__file *f, const tex__level *lv, int64_t x0, int64_t y0, ui
     uint32_t x = (uint32_t)x0, y = (uint32_t)y0;
     if (!f->tile_shift_x)
         return locate(f, lv, x, y, index, offset);
-    /* Power-of-two tiles, every warm lookup's case: locate()'s arithmetic,
-     * the edge tested before the index and offset are computed. So fewer
-     * values are live at once, and the hot path stays off the stack
-     * (callgrind: 534 to 525 instructions an 8-bit bilinear lookup). */
-    uint32_t mx = f->info.tile_width - 1, my = f->info.tile_height - 1, ix = x & mx, iy = y & my;
-    if (ix == mx || iy == my)
+    /* Power-of-two tiles, every warm lookup's case: the tile's last column
+     * or row tested by mask before locate() computes the index and offset,
+     * which a tap across the edge does not need (fewer values live at once:
+     * the lookup's stay off the stack; docs/benchmarks.md). */
+    uint32_t mx = f->info.tile_width - 1, my = f->info.tile_height - 1;
+    if ((x & mx) == mx || (y & my) == my)
         return false;
-    *index = (y >> f->tile_shift_y) * lv->tiles_x + (x >> f->tile_shift_x);
-    *offset = ((size_t)iy * f->info.tile_width + ix) * f->info.nchannels;
+    locate(f, lv, x, y, index, offset);
     return true;
 }
 

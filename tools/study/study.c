@@ -349,8 +349,8 @@ static void
 on_deadline(int sig)
 {
     (void)sig;
-    if (deadline_passed) {
-        stop_step("", 0); /* stop_requested is set: the second stop */
+    if (deadline_passed) { /* the grace is over: the second stop */
+        study_run_stop();
         return;
     }
     deadline_passed = 1;
