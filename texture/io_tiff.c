@@ -235,8 +235,8 @@ tiles_of(const tex_tiff *f, uint32_t w, uint32_t h)
 
 /* Whether `tiles` more fit in the file: each tile needs an offset and a
  * byte count in its directory, at least 4 bytes (two SHORTs). A claim of
- * more is a lie that would make the cache reserve a table for them (8
- * bytes a tile: 2 GiB for 1x1 tiles of a 16384² image in 638 bytes). */
+ * more is a lie that would make the cache reserve a table for them (a
+ * 16-byte slot a tile: 4 GiB for 1x1 tiles of a 16384² image in 638 bytes). */
 static bool
 tiles_fit(const tex_tiff *f, uint64_t tiles)
 {

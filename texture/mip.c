@@ -287,7 +287,7 @@ halve_u8_row(const tex_image *src, const float *unorm, const uint8_t *top, const
  * one call a sample (an 8192x4096 environment map, perf). F16C gives the
  * bits tex_half_to_float() and tex_float_to_half() give for every value but
  * NaN (checked for all 65,536 halves and all 2^32 floats; the test
- * mip.half_rows checks a sweep), and a block of eight holding an infinity
+ * tex_system.half_rows checks a sweep), and a block of eight holding an infinity
  * or a NaN takes the functions, so NaNs stay theirs. */
 #if defined(__x86_64__)
 __attribute__((target("f16c"))) static void

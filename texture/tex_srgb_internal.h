@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Builds the 8-bit tables (3 KiB); once per process, and safe to call from
+/* Builds the 8-bit tables (6 KiB); once per process, and safe to call from
  * any thread, any number of times. Read the tables only after a call. */
 void tex__srgb_u8_init(void);
 

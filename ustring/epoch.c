@@ -55,15 +55,14 @@ ustr_epoch_unregister(ustr_epoch *d, ustr_epoch_rec *r)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* Frees the retired nodes no reader can hold; called with d->lock held.
- * Returns the detached list, to be freed outside the lock. */
+/* Detaches the retired nodes no reader can hold; called with d->lock held.
+ * Returns them as a list, for the caller to free outside the lock. */
 static ustr_epoch_node *
 detach_safe(ustr_epoch *d, size_t *count)
 {
     *count = 0;
-    /* Relaxed: see the flag's comment in ustr_epoch.h. The readers' half of
-     * the fence (see the top of ustr_epoch.h); if it fails, nothing is
-     * proved free this time. */
+    /* The writer's half of the asymmetric fence (the top of ustr_epoch.h,
+     * ustr_fence.h); if it fails, nothing is proved free this time. */
     if (!ustr_fence_writer())
         return NULL;
     uint64_t oldest = UINT64_MAX;

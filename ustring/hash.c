@@ -6,7 +6,7 @@
  * and a rotate-xor chains them. Texture paths are 30-90 bytes, so this
  * costs a handful of multiplies and little latency. A final fold mixes
  * every input bit into both ends of the result: low bits pick the slot,
- * high bits pick the shard.
+ * the top bits the sharded lock's shard, bits 32-37 the lock-free index's.
  *
  * Why keyed (texture names come from scene files written by others):
  * - With known keys a block whose first word equals its key folds to 0

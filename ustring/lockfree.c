@@ -90,7 +90,7 @@ void ustr__race_point(const char *where); /* the test's */
 #define TAG_SHIFT 48
 #define PTR_MASK  ((((uintptr_t)1) << TAG_SHIFT) - 1)
 
-/* The slot word of r: its hash's top 15 bits, with the top bit set so a
+/* The slot word of r: bits 48-62 of its hash, with the top bit set so a
  * tagged word is never mistaken for an untagged one. */
 static inline uintptr_t
 tagged(const ustr__rep *r)
@@ -631,7 +631,7 @@ ustr__lockfree_init(ustr_table *t)
     ustr_epoch_init(&t->lf.epochs);
     atomic_init(&t->lf.retired_bytes, 0);
     /* Room for initial_capacity strings spread evenly, twice over, as one
-     * array would have; at least a chunk's worth each. */
+     * array would have; at least 16 slots each. */
     size_t cap = ustr__pow2_at_least(2 * t->initial_capacity / USTR__LF_SHARDS);
     cap = cap < 16 ? 16 : cap;
     for (size_t k = 0; k < USTR__LF_SHARDS; k++) {

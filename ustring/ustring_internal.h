@@ -299,8 +299,9 @@ struct ustr_table {
     pthread_mutex_t registry_lock;
     ustr__thread   *threads;
 
-    /* Index-wide figures, changed only when an index grows (rare). Relaxed:
-     * stats only. */
+    /* Index-wide figures, changed when an index grows or a retired
+     * array is freed (rare). Relaxed: stats, and a hint for when to
+     * reclaim (lockfree.c, reclaim_due()); nothing is ordered by them. */
     _Atomic uint64_t capacity, index_bytes, grows;
 
     ustr__shard *shards; /* not for lockfree */
@@ -311,7 +312,7 @@ struct ustr_table {
 static inline void
 ustr__index_grew(ustr_table *t, int64_t dcap, int64_t dbytes, int grows)
 {
-    /* Relaxed: stats only; several shards may grow at once, hence the adds. */
+    /* Relaxed: as above; several shards may grow at once, hence the adds. */
     atomic_fetch_add_explicit(&t->capacity, (uint64_t)dcap, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->index_bytes, (uint64_t)dbytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->grows, (uint64_t)grows, memory_order_relaxed);

@@ -8,7 +8,7 @@
  * Errors: every fallible call returns a tex_result and, on failure, writes
  * one line saying what is wrong into err (TEX_ERR_LEN bytes, no file name,
  * no newline): "not a PNG file", "truncated: IDAT ends early",
- * "10000x100000 pixels is over the limit of 268435456". The caller puts the
+ * "10000x100000 pixels is over the limit (65536 per side, 268435456 in all)". The caller puts the
  * file name in front. Readers never allocate before checking the size
  * against TEX_MAX_DIM and TEX_MAX_PIXELS. */
 #ifndef TEX_IMAGE_H

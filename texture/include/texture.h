@@ -176,8 +176,10 @@ typedef struct tex_file_info {
     tex_type type;
     bool     srgb;
     bool     tiled_on_disk; /* tiles are read one at a time from the file */
-    /* Every texel the same (checked when a PNG, JPEG or scanline EXR is
-     * decoded; a tiled EXR or TIFF is never read whole, so never marked): lookups
+    /* Every texel the same (checked when a file is decoded whole, by rows: a
+     * PNG, a JPEG, a scanline EXR, a TIFF in strips, a tiled EXR or TIFF of
+     * one level; one with MIP levels is read a tile at a time, so never
+     * marked): lookups
      * return that value without filtering, wherever the wrap modes do not
      * reach black outside the image. */
     bool constant;

@@ -20,16 +20,17 @@
  *
  * The reader's fence, made asymmetric. A seq_cst store is a full fence
  * (xchg on x86, some 20 cycles: a third of a string lookup), paid at every
- * enter(). Where Linux offers membarrier(2) (ustr_fence.h; registered in
- * the first ustr_epoch_init()), enter() instead stores relaxed behind a compiler
+ * enter(). Where Linux offers membarrier(2) (ustr_fence.h; registered
+ * before main()), enter() instead stores relaxed behind a compiler
  * barrier, and reclaim() calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
  * before its scan: every running thread of the process executes a full
  * barrier at some point B during the call (a sleeping one has passed one).
  * A reader whose load of the shared pointer comes after its B sees the
  * unlink, made before the call; one whose load came before B made its
  * announcement visible by B, so the scan sees it. Readers pay nothing; a
- * reclaim pays a system call, and reclaims are rare (an array moves at each
- * doubling). Without membarrier, or with USTR_NO_MEMBARRIER set in the
+ * reclaim pays a system call, and reclaims are rare (the lock-free index
+ * tries one only once its retired arrays come to 1/8 of it: lockfree.c,
+ * reclaim_due()). Without membarrier, or with USTR_NO_MEMBARRIER set in the
  * environment (tests run both), the symmetric fences above are used. */
 #ifndef USTR_EPOCH_H
 #define USTR_EPOCH_H

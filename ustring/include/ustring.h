@@ -152,7 +152,7 @@ uint64_t ustr_hash_seed(void);
     X(strings, "distinct strings held")                                                            \
     X(capacity, "slots in the hash index (all shards)")                                            \
     X(index_bytes, "bytes of hash index (all shards, all arrays)")                                 \
-    X(grows, "times an index doubled")                                                             \
+    X(grows, "times an index grew (2x, or 4x for small lock-free arrays)")                         \
     X(threads, "per-thread records: one per thread that used the table, except that a new "        \
                "thread takes over the record of one that has exited")
 
