@@ -10,7 +10,7 @@
 #ifndef RT_TOOLS_OIIO_BENCH_UTIL_H
 #define RT_TOOLS_OIIO_BENCH_UTIL_H
 
-#include "tool.h" // tool_seed(), tool_xorshift64star(), tool_unit()
+#include "tool.h" // tool_getopt(), tool_seed(), tool_xorshift64star(), tool_unit()
 
 #include <algorithm>
 #include <cerrno>

@@ -105,24 +105,26 @@ struct Checksum {
     uint64_t xor_bits = 0;
 };
 
+const char usage_text[] =
+    "usage: oiio-texture-bench [--threads T[,T...]] [--lookups M]\n"
+    "                          [--pattern coherent|random]\n"
+    "                          [--filter closest|bilinear|trilinear]\n"
+    "                          [--max-memory-mb N] [--repeat K] [--stats] FILE...\n"
+    "  --threads LIST     thread counts, one result line each (default 1)\n"
+    "  --lookups M        lookups per thread (default 1000000)\n"
+    "  --pattern P        random (default): uniform (s, t), random file;\n"
+    "                     coherent: 256x256 rasters of one region of one file\n"
+    "  --filter F         closest, bilinear (default) or trilinear\n"
+    "  --max-memory-mb N  OIIO's tile cache cap, max_memory_MB (default 1024)\n"
+    "  --repeat K         timed runs per thread count, each on a cold cache;\n"
+    "                     the median is reported (default 3)\n"
+    "  --stats            print OIIO's statistics of the last run of each count\n"
+    "Same workload as texture-bench, on OpenImageIO's TextureSystem.\n";
+
 void
 usage(FILE *f)
 {
-    std::fputs("usage: oiio-texture-bench [--threads T[,T...]] [--lookups M]\n"
-               "                          [--pattern coherent|random]\n"
-               "                          [--filter closest|bilinear|trilinear]\n"
-               "                          [--max-memory-mb N] [--repeat K] [--stats] FILE...\n"
-               "  --threads LIST     thread counts, one result line each (default 1)\n"
-               "  --lookups M        lookups per thread (default 1000000)\n"
-               "  --pattern P        random (default): uniform (s, t), random file;\n"
-               "                     coherent: 256x256 rasters of one region of one file\n"
-               "  --filter F         closest, bilinear (default) or trilinear\n"
-               "  --max-memory-mb N  OIIO's tile cache cap, max_memory_MB (default 1024)\n"
-               "  --repeat K         timed runs per thread count, each on a cold cache;\n"
-               "                     the median is reported (default 3)\n"
-               "  --stats            print OIIO's statistics of the last run of each count\n"
-               "Same workload as texture-bench, on OpenImageIO's TextureSystem.\n",
-               f);
+    std::fputs(usage_text, f);
 }
 
 // OIIO's pending error message on one line ("; " between its lines).
@@ -359,11 +361,13 @@ run(int argc, char **argv)
                                              {"max-memory-mb", required_argument, nullptr, 'm'},
                                              {"repeat", required_argument, nullptr, 'r'},
                                              {"stats", no_argument, nullptr, 's'},
-                                             {"help", no_argument, nullptr, 'h'},
                                              {nullptr, 0, nullptr, 0}};
+    static const tool_cli      cli = {usage_text, longopts, nullptr};
     Bench                      b;
     int                        c;
-    while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+    // The front end of every tool (tool.h): --help, --version, and an
+    // unknown option named in one line, exit 2.
+    while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 't':
             b.nthreads = parse_threads(optarg, b.threads);
@@ -399,11 +403,7 @@ run(int argc, char **argv)
         case 's':
             b.stats = true;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
+        default: // tool_getopt() returns only the options above
             return 2;
         }
     }
@@ -431,8 +431,8 @@ run(int argc, char **argv)
 
 const oiio_bench::Tool oiio_bench::tool = {"oiio-texture-bench", usage};
 
-// main: getopt_long; --help -> usage(stdout), exit 0; bad flag or value ->
-// usage(stderr), exit 2; runtime failure -> one line, exit 1. OIIO and the
+// main: tool_getopt(); --help -> usage, exit 0; --version; bad flag or value ->
+// one line, exit 2; runtime failure -> one line, exit 1. OIIO and the
 // standard library report failure by exception: none escapes.
 int
 main(int argc, char **argv)

@@ -77,22 +77,24 @@ struct Worker {
     double             start_time, end_time; // read by the thread itself
 };
 
+const char usage_text[] =
+    "usage: oiio-ustring-bench [--strings FILE | --generate N] [--seed S]\n"
+    "                          [--threads T[,T...]] [--ops M] [--new-fraction F]\n"
+    "                          [--same-string] [--repeat K]\n"
+    "  --strings FILE    intern the lines of FILE (one string per line)\n"
+    "  --generate N      intern N generated texture paths instead (default 1000)\n"
+    "  --seed S          seed of the generated paths (default 1)\n"
+    "  --threads LIST    thread counts (default 1,2)\n"
+    "  --ops M           operations per thread (default 1000000)\n"
+    "  --new-fraction F  share of operations that intern a brand-new string\n"
+    "  --same-string     every operation interns the first line\n"
+    "  --repeat K        timed runs per thread count; the median is reported (3)\n"
+    "Same workload as ustring-bench, on OpenImageIO's ustring table.\n";
+
 void
 usage(FILE *f)
 {
-    std::fputs("usage: oiio-ustring-bench [--strings FILE | --generate N] [--seed S]\n"
-               "                          [--threads T[,T...]] [--ops M] [--new-fraction F]\n"
-               "                          [--same-string] [--repeat K]\n"
-               "  --strings FILE    intern the lines of FILE (one string per line)\n"
-               "  --generate N      intern N generated texture paths instead (default 1000)\n"
-               "  --seed S          seed of the generated paths (default 1)\n"
-               "  --threads LIST    thread counts (default 1,2)\n"
-               "  --ops M           operations per thread (default 1000000)\n"
-               "  --new-fraction F  share of operations that intern a brand-new string\n"
-               "  --same-string     every operation interns the first line\n"
-               "  --repeat K        timed runs per thread count; the median is reported (3)\n"
-               "Same workload as ustring-bench, on OpenImageIO's ustring table.\n",
-               f);
+    std::fputs(usage_text, f);
 }
 
 void
@@ -253,13 +255,15 @@ run(int argc, char **argv)
                                              {"new-fraction", required_argument, nullptr, 'f'},
                                              {"same-string", no_argument, nullptr, '1'},
                                              {"repeat", required_argument, nullptr, 'r'},
-                                             {"help", no_argument, nullptr, 'h'},
                                              {nullptr, 0, nullptr, 0}};
+    static const tool_cli      cli = {usage_text, longopts, nullptr};
     Bench                      b;
     const char                *strings_file = nullptr;
     uint64_t                   generate = 1000, seed = 1;
     int                        c;
-    while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+    // The front end of every tool (tool.h): --help, --version, and an
+    // unknown option named in one line, exit 2.
+    while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 'S':
             strings_file = optarg;
@@ -289,11 +293,7 @@ run(int argc, char **argv)
         case 'r':
             b.repeat = int(parse_u64(optarg, "--repeat", 63));
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
+        default: // tool_getopt() returns only the options above
             return 2;
         }
     }
@@ -328,7 +328,7 @@ run(int argc, char **argv)
 
 const oiio_bench::Tool oiio_bench::tool = {"oiio-ustring-bench", nullptr};
 
-// main: getopt_long; --help -> usage(stdout), exit 0; bad flag -> usage(stderr),
+// main: tool_getopt(); --help -> usage, exit 0; --version; bad flag -> one line,
 // exit 2; bad value -> one line, exit 2; runtime failure -> one line, exit 1.
 // OIIO and the standard library report failure by exception: none escapes.
 int
