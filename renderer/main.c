@@ -1,6 +1,8 @@
 /* render: a scene file to an image, tile by tile, on N threads.
  * Exit status: 0 done; 1 the run could not go on (one line on stderr says
- * why, naming the file); 2 a bad command line. */
+ * why, naming the file); 2 a bad command line; 130 or 143 (128 + the
+ * signal) when Ctrl-C or SIGTERM cut it short and the partial image was
+ * written. */
 #include "rt_dist.h"
 #include "rt_options.h"
 #include "rt_paths.h"

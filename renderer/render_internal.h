@@ -65,7 +65,7 @@ typedef struct rt__open_job {
 
 /* The environment map (--envmap), looked up by filename like a slot. */
 typedef struct rt__env {
-    const char *filename; /* NULL: none (black, or white in the furnace sense: see path.c) */
+    const char *filename; /* NULL: none, black (rt__env_radiance()) */
     size_t      filename_len;
     ustr        name; /* interned at setup (--intern once) */
     /* Every texel the same (tex_file_info.constant): a lookup's direction
@@ -172,7 +172,8 @@ rt__packet_lane_hit(const rt__packet *p, int lane)
 }
 
 /* Whether any material cuts out by alpha (glTF MASK, OBJ map_d): then the
- * BVH enables context filters and traces pass rt__alpha_filter(). */
+ * BVH enables context filters and traces pass shading.c's alpha_filter()
+ * (rt__ray_ctx_init()). */
 bool rt__scene_has_cutouts(const rt_scene *s);
 
 /* What shading a hit reads beyond its normal (rt__material_needs()).

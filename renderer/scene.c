@@ -397,8 +397,8 @@ typedef struct import_job {
 } import_job;
 
 /* What the importer made, before assimp's steps walk it: a face of no
- * corners (a PLY face line "0") failed an assertion in Triangulate. The
- * face, or NULL. */
+ * corners (a PLY face line "0") failed an assertion in Triangulate. False,
+ * with err set, where some face has none. */
 static bool
 faces_have_corners(const struct aiScene *ai, char err[RT_ERR_LEN])
 {

@@ -2,7 +2,7 @@
 // median of timed runs, their option values, and failing with an exit
 // status. Header-only C++17, included by those two alone (they are built
 // only where OpenImageIO is installed); the contract's generator comes from
-// bench_util.h, inline, so that they draw the numbers our benches draw.
+// tool.h, inline, so that they draw the numbers our benches draw.
 //
 // Messages start with the bench's name: each bench defines, once,
 //

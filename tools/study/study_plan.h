@@ -21,11 +21,11 @@ typedef struct plan {
     int             nmodes;
     ustr_lock       locks[MAX_LIST];
     int             nlocks;
-    unsigned        ranks[MAX_LIST]; /* --mpi-ranks: 1, in this process; K: under mpirun */
+    unsigned        ranks[MAX_LIST]; /* --mpi-ranks: 1, a render alone; K: under mpirun */
     int             nranks;
     int             repeat;
     const char     *out;
-    const char     *render, *mpirun; /* for ranks > 1 */
+    const char     *render, *mpirun; /* every run; runs of ranks > 1 */
     char          **rest;            /* the scene and render options, as given */
     int             nrest;
     int             argc; /* the whole command line, for the provenance */

@@ -63,11 +63,11 @@ runs_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock 
     return k;
 }
 
-/* "-tN", with '*' past the physical cores, padded to a column. */
+/* "-tN", with '*' past `hw` (the hardware threads; 0: no mark). */
 static const char *
-threads_label(unsigned threads, unsigned cores, char buf[16])
+threads_label(unsigned threads, unsigned hw, char buf[16])
 {
-    snprintf(buf, 16, "-t%u%s", threads, cores && threads > cores ? "*" : "");
+    snprintf(buf, 16, "-t%u%s", threads, hw && threads > hw ? "*" : "");
     return buf;
 }
 

@@ -19,8 +19,8 @@ extern char **environ;
 
 /* The render (or mpirun) now running; 0: none. Lock-free, so a signal
  * handler may read it. Relaxed: the handler only needs some recent value,
- * and a signal that comes between spawn and store is seen by the caller's
- * check of `stop` after the store. */
+ * and a signal that comes between spawn and store is seen by spawn_wait()'s
+ * check of `stop_asked` after the store. */
 static _Atomic pid_t         running;
 static volatile sig_atomic_t stop_asked, interrupt_noted;
 static const char *const     mode_flag[] = {NULL, "--bypass-texture", "--early-out"};
