@@ -2,7 +2,7 @@
  * materials with their texture slots, a camera and lights.
  *
  * rt_scene_load() imports a file through assimp (glTF 2.0 .gltf/.glb,
- * OBJ/MTL, PLY, and whatever else assimp reads), applies the node
+ * OBJ/MTL and PLY; every other importer is taken out), applies the node
  * hierarchy's transforms, triangulates, and keeps per-vertex normals, UVs
  * and tangents. The result is plain data owned by the scene: no assimp
  * type leaks out, and nothing in it changes while a render runs, so any
