@@ -4,6 +4,22 @@
 set -u
 bench=$1 scene=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# "output": the plain run's one line instead (render_bench.output): exit 0,
+# the whole line as documented, every rate above 0, and each ratio the
+# eyelight rate over its yardstick's (to its three decimals).
+if [ "${3:-}" = output ]; then
+    out=$("$bench" -t 2 -r 32 24 --repeat 1 "$scene") || fail "exit $?"
+    re='^render-bench threads=2 rays=768 raw_mrays=([0-9.]+) eyelight_mrays=([0-9.]+) ratio=([0-9.]+) raw8_mrays=([0-9.]+) ratio8=([0-9.]+)$'
+    [[ $out =~ $re ]] || fail "bad line: $out"
+    raw=${BASH_REMATCH[1]} eye=${BASH_REMATCH[2]} ratio=${BASH_REMATCH[3]}
+    raw8=${BASH_REMATCH[4]} ratio8=${BASH_REMATCH[5]}
+    awk -v r="$raw" -v e="$eye" -v q="$ratio" -v r8="$raw8" -v q8="$ratio8" 'BEGIN {
+        ok = r > 0 && e > 0 && r8 > 0 && q > 0 && q8 > 0
+        ok = ok && (q - e / r) ^ 2 < (0.0006 + 0.01 * q) ^ 2 && (q8 - e / r8) ^ 2 < (0.0006 + 0.01 * q8) ^ 2
+        exit !ok }' || fail "rates and ratios disagree: $out"
+    echo ok
+    exit 0
+fi
 # Each line is one thread count's renders, as they reported themselves:
 # the workers that ran and the string table's lock (not merely the options
 # asked for), and render-bench stops on a render whose counts contradict its

@@ -129,7 +129,7 @@ cold_jpeg)
 cold_pngsuite)
     # Every valid PngSuite file: grey of 1 to 16 bits, palettes, tRNS,
     # 16-bit colour, interlaced, odd sizes, every filter.
-    [ -d "$testdata/pngsuite" ] || exit 77
+    [ -d "$testdata/pngsuite" ] || { echo "skipped: no PngSuite at '$testdata/pngsuite'"; exit 77; }
     files=("$testdata"/pngsuite/[!x]*.png)
     "$bench" --cold --repeat 1 "${files[@]}" >"$tmp/out" 2>"$tmp/err" ||
         fail "exit $?: $(tail -3 "$tmp/err")"
@@ -171,7 +171,7 @@ floor_float)
 floor_pngsuite)
     # Every valid PngSuite file: grey of 1 to 16 bits, palettes, tRNS,
     # 16-bit colour (decoded from sRGB sample by sample), odd sizes.
-    [ -d "$testdata/pngsuite" ] || exit 77
+    [ -d "$testdata/pngsuite" ] || { echo "skipped: no PngSuite at '$testdata/pngsuite'"; exit 77; }
     floor_filters "$testdata"/pngsuite/[!x]*.png
     ;;
 floor_errors)
