@@ -860,7 +860,14 @@ case_damaged(const char *arg)
            count[0], count[1], count[2]);
     printf("slowest: %s %.2f s, %s %.2f s, %s %.2f s\n", slow_name[0], slowest[0], slow_name[1],
            slowest[1], slow_name[2], slowest[2]);
-    CHECK(n > 0);
+    /* The folder as shipped (../shared/testdata/exr-damaged), and what the
+     * readers make of it: a reader that refused every damaged file at open
+     * would keep the contract above and lose what it is for, reading what
+     * can be read (76, 1 and 18 with Debian 12's OpenEXR 3.1; the bounds
+     * leave a library update room). */
+    CHECK_EQ_INT((int)n, 95);
+    CHECK(count[1] >= 1);
+    CHECK(count[2] >= 15);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
