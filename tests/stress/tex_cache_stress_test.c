@@ -205,13 +205,14 @@ case_writeback(const char *arg)
  * lookups of one spilled file until told to stop, so that tiles load and
  * evict while the decode goes on. */
 typedef struct loader {
-    pthread_t    thread;
-    unsigned     id;
-    ustr         name;
-    int          k;
-    uint32_t     n;
-    _Atomic bool stop;
-    unsigned     wrong, failed;
+    pthread_t     thread;
+    unsigned      id;
+    ustr          name;
+    int           k;
+    uint32_t      n;
+    _Atomic bool  stop;
+    unsigned      wrong, failed;
+    unsigned long lookups; /* made once the decode kept tiles */
 } loader;
 
 static void *
@@ -235,6 +236,7 @@ loader_main(void *arg)
         uint64_t r = x * 0x2545F4914F6CDD1DULL;
         lookup_check(tc, l->name, l->k, l->n, (uint32_t)(r >> 8) % l->n, (uint32_t)(r >> 24) % l->n,
                      &l->wrong, &l->failed);
+        l->lookups++;
     }
     tex_thread_destroy(tc);
     return NULL;
@@ -261,6 +263,10 @@ case_writeback_decoding(const char *arg)
         tex_test_file_write(small, bytes, size * 3 / 4);
         free(bytes);
     }
+    /* Over the rounds (one slow round may see none): the loaders did look
+     * up while the decode ran, and kept tiles were written back. */
+    unsigned long loader_lookups = 0;
+    uint64_t      spilled = 0;
     for (int round = 0; round < 3; round++) {
         REQUIRE(tex_system_create(&(tex_config){.max_memory_mb = 8}, &ts, NULL) == TEX_OK);
         tex_thread *tc;
@@ -282,6 +288,7 @@ case_writeback_decoding(const char *arg)
             atomic_store_explicit(&l[i].stop, true, memory_order_relaxed);
             pthread_join(l[i].thread, NULL);
             wrong += l[i].wrong, failed += l[i].failed;
+            loader_lookups += l[i].lookups;
         }
         CHECK_EQ_INT(wrong, 0);
         CHECK_EQ_INT(failed, 0);
@@ -289,9 +296,12 @@ case_writeback_decoding(const char *arg)
         tex_system_stats(ts, &s);
         tex_stats_print(&s, "  ", stderr);
         CHECK(s.tiles_kept > 0);
+        spilled += s.tiles_spilled;
         tex_thread_destroy(tc);
         tex_system_destroy(ts);
     }
+    CHECK(loader_lookups > 0);
+    CHECK(spilled > 0);
     unsetenv("RT_PNG_FAST");
 }
 
@@ -595,6 +605,16 @@ case_declared(const char *arg)
     CHECK(st.files_opened > NLOOKED);
     CHECK(st.files_opened <= NDECL);
     CHECK_EQ_U64(st.file_errors, 0);
+    /* Then every declared file, opened or not: each must now be opened
+     * exactly once in all, so a file a waiting thread opened twice shows as
+     * one opening too many whatever the timing. */
+    tex_thread *tc;
+    REQUIRE(tex_thread_create(ts, &tc) == TEX_OK);
+    for (int k = 0; k < NDECL; k++)
+        CHECK_EQ_INT(tex_file_open(ts, tc, decl[k], raw[k]), TEX_OK);
+    tex_thread_destroy(tc);
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.files_opened, NDECL);
     tex_system_destroy(ts);
 }
 

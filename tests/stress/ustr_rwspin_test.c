@@ -167,9 +167,14 @@ case_rw_write_waits(const char *arg)
     REQUIRE(wait_flag(&w.trying));
     sleep_ms(30);
     CHECK_EQ_INT(atomic_load(&w.entered), 0);
+    /* Seen waiting in the lock's state (not merely not yet in), it must
+     * say that it waited. */
+    bool announced = (atomic_load(&l.state) & USTR_RWSPIN_WRITER_BITS) != 0;
     ustr_rwspin_read_unlock(&l);
     thread_join(th);
     CHECK_EQ_INT(atomic_load(&w.entered), 1);
+    if (announced)
+        CHECK(w.waited);
     CHECK_EQ_U64(atomic_load(&l.state), 0);
 }
 

@@ -267,6 +267,7 @@ pool_case(const char *arg, void *(*fn)(void *))
     }
     CHECK_EQ_INT(changed, 0);
     CHECK_EQ_U64(ustr_test_stats(h.t).strings, POOL);
+    CHECK_EQ_U64(ustr__table_walk_count(h.t), POOL);
     harness_free(&h);
     ustr_table_destroy(h.t);
     pool_free(&p);
@@ -700,6 +701,7 @@ case_grow_nomem(const char *arg)
 
     ustr_stats s = ustr_test_stats(h.t);
     CHECK_EQ_U64(s.strings, touched);
+    CHECK_EQ_U64(ustr__table_walk_count(h.t), touched); /* the index: no refusal left a string */
     CHECK_EQ_U64(s.lookups, (uint64_t)(harness_ops(&h) - null));
     CHECK(s.capacity >= s.strings);
 
@@ -807,13 +809,14 @@ case_many_tables(const char *arg)
  * of one that has exited (ustring.h, ustr_stats.threads); the takeover must
  * keep that record's strings and counts, and every string one pointer.
  *
- * thread_churn_cross (not registered with CTest; run it by hand): the same
- * with two churners, so a thread started by one churner may take over the
- * record of a thread that the other one joined. The only order between the
- * dead thread's last writes to the record and the new owner's first ones is
- * then libc's own (its thread-stack cache), which ThreadSanitizer cannot see:
- * under TSan it reports a race on the record's arena in about one run in
- * three. It passes once a takeover synchronizes through the record itself. */
+ * thread_churn_cross: the same with two churners, so a thread started by
+ * one churner may take over the record of a thread that the other one
+ * joined. No join then orders the dead thread's last writes to the record
+ * before the new owner's first ones; only the record itself does (a
+ * takeover acquires the release that ends every intern call, thread.c).
+ * Before it did, the order was libc's own (its thread-stack cache), which
+ * ThreadSanitizer cannot see: it reported a race on the record's arena in
+ * about one run in three. */
 enum { CHURN_BG = 4, CHURNERS_MAX = 2, CHURN_EACH = 40, CHURN_LEN = 48 };
 
 typedef struct churn_run {

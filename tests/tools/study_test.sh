@@ -159,11 +159,13 @@ deadline)
     # --deadline stops the study by itself as Ctrl-C would: the running
     # render finishes, what was measured is written, marked incomplete,
     # exit 130; --grace seconds on, the running render is stopped too.
-    # Times generous enough for a sanitizer's build on a loaded machine.
-    "$study" --quick --repeat 63 -r 640 480 --deadline 5 --grace 5 --out d s.obj >d.out 2>d.err
+    # Times generous enough for a sanitizer's build on a loaded machine: its
+    # untimed first render and first timed one once took over 10 s there
+    # (CI beside other builds), so the row this wants has 20.
+    "$study" --quick --repeat 63 -r 640 480 --deadline 8 --grace 12 --out d s.obj >d.out 2>d.err
     rc=$?
     [ $rc = 130 ] || fail "exit $rc at the deadline, want 130: $(tail -2 d.err)"
-    grep -q "the deadline (5 s) has passed: stopping after this render" d.err ||
+    grep -q "the deadline (8 s) has passed: stopping after this render" d.err ||
         fail "the deadline not said: $(tail -2 d.err)"
     [ "$(jq .complete d.json)" = false ] || fail "d.json not marked incomplete"
     [ "$(wc -l <d.csv)" -ge 2 ] || fail "no row at the deadline: $(cat d.csv)"
@@ -300,12 +302,12 @@ work_size)
         grep -qF "options: ${w}x$h pixels" <<<"$out" || fail "the options do not say ${w}x$h: $out"
         jq -e --arg w "640x480 scaled to ${w}x$h" '.work | startswith($w)' z.json >/dev/null ||
             fail "z.json lacks the work line"
-        # The timed rows render that size, so they take as long, give or
-        # take what a busy machine adds or takes away.
-        awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-            $col["render_secs"] < 0.2 { bad = 1 } END { exit bad }' z.csv ||
-            fail "a row under 200 ms: $(cat z.csv)"
     fi
+    # Either way the timed rows render that size, so they take as long,
+    # give or take what a busy machine adds or takes away.
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["render_secs"] < 0.2 { bad = 1 } END { exit bad || NR < 2 }' z.csv ||
+        fail "a row under 200 ms, or none: $(cat z.csv)"
     # -r (or --spp, or --quick) is the user's choice: kept; and
     # --min-render-ms 0 keeps render's size.
     out=$("$study" --threads 1 --repeat 1 --modes early-out --integrator eyelight \

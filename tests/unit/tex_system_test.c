@@ -782,7 +782,60 @@ case_exr_npot_tiles(const char *arg)
     tex_derivs huge = {4, 0, 0, 4};
     float      rgba[4];
     CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.25f, 0.25f, &huge, &o, rgba), TEX_OK);
-    CHECK(rgba[0] >= 0 && rgba[0] <= 95 + 2 * 79);
+    /* That level is the image's mean, 47.5 + 2 * 39.5: exact area filtering
+     * keeps it level by level (126.5 exactly here; the slack is half's
+     * rounding). A tap read at x = -1 as if inside its tile reads another. */
+    CHECK(fabsf(rgba[0] - 126.5f) < 0.25f);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
+/* Which level a footprint reads (texture.h: closest and bilinear the
+ * level nearest it, trilinear the two around it): a tiled EXR whose level l
+ * is the constant l, looked up with footprints of 1 to 6 texels, between
+ * the powers of two, where rounding and truncating part. Trilinear then
+ * returns the level of detail itself, log2 of the footprint. */
+static void
+case_level_choice(const char *arg)
+{
+    (void)arg;
+    char      path[512], err[TEX_ERR_LEN];
+    tex_image levels[TEX_EXR_MAX_LEVELS];
+    uint32_t  n = tex_mip_levels(64, 64);
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t side = 64 >> l;
+        REQUIRE(tex_image_alloc(&levels[l], side, side, 1, TEX_TYPE_FLOAT, err) == TEX_OK);
+        for (size_t i = 0; i < (size_t)side * side; i++)
+            ((float *)levels[l].pixels)[i] = (float)l;
+    }
+    snprintf(path, sizeof path, "%s/levels.exr", dir);
+    REQUIRE(tex_exr_write_tiled(path, levels, n, 16, NULL, 0, err) == TEX_OK);
+    for (uint32_t l = 0; l < n; l++)
+        tex_image_free(&levels[l]);
+    ustr        name = ustr_intern_cstr(path);
+    tex_system *ts = system_new();
+    tex_thread *tc = thread_new(ts);
+    /* footprint in texels of level 0: the nearest level */
+    const struct {
+        float texels;
+        int   level;
+    } want[] = {{1, 0}, {1.4f, 0}, {1.5f, 1}, {2.5f, 1}, {3, 2}, {5.5f, 2}, {6, 3}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        float      f = want[i].texels / 64;
+        tex_derivs d = {f, 0, 0, f};
+        for (int filter = 0; filter < 3; filter++) {
+            tex_opts o = {.raw = true,
+                          .filter = filter == 0   ? TEX_FILTER_CLOSEST
+                                    : filter == 1 ? TEX_FILTER_BILINEAR
+                                                  : TEX_FILTER_TRILINEAR};
+            float    rgba[4];
+            CHECK_EQ_INT(tex_lookup(ts, tc, name, 0.4f, 0.6f, &d, &o, rgba), TEX_OK);
+            float expect = filter < 2 ? (float)want[i].level : log2f(want[i].texels);
+            if (fabsf(rgba[0] - expect) > 1e-3f)
+                RT_CHECK_FAIL_("footprint %.2f texels, filter %d: level %.4f, want %.4f",
+                               (double)want[i].texels, filter, (double)rgba[0], (double)expect);
+        }
+    }
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
 }
@@ -1824,6 +1877,7 @@ main(int argc, char **argv)
         {"allow_opened", case_allow_opened},
         {"srgb_tables", case_srgb_tables},
         {"exr_npot_tiles", case_exr_npot_tiles},
+        {"level_choice", case_level_choice},
         {"exr_deleted", case_exr_deleted},
         {"exr_replaced", case_exr_replaced},
         {"bad_coords", case_bad_coords},

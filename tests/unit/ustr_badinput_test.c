@@ -189,15 +189,19 @@ case_create_nomem(const char *arg)
     fprintf(stderr, "%s: create makes %ld allocation(s)\n", arg, n);
 }
 
-/* An initial capacity too large to allocate (or to compute with) is refused,
- * or else gives a table that works: never one whose index size wrapped
- * around. The allocator refuses more than 256 MiB at once, as a real one
+/* An initial capacity over USTR_MAX_INITIAL_CAPACITY is refused as invalid
+ * before anything is allocated (no index size computed from it can wrap);
+ * the largest allowed one is refused for memory or gives a table that
+ * works. The allocator refuses more than 256 MiB at once, as a real one
  * would refuse terabytes. alarm(): a capacity computation that loops forever
- * ends the case. */
+ * ends the case. And an allocator with one function but not the other is
+ * invalid (it would mix heaps). */
 static void
 case_huge_capacity(const char *arg)
 {
-    const size_t caps[] = {(size_t)1 << 40, (size_t)1 << 62, (size_t)1 << 63, SIZE_MAX};
+    const size_t caps[] = {
+        USTR_MAX_INITIAL_CAPACITY + 1, (size_t)1 << 40, (size_t)1 << 62, (size_t)1 << 63, SIZE_MAX,
+        USTR_MAX_INITIAL_CAPACITY};
     alarm(60);
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         static int  not_a_table;
@@ -206,7 +210,11 @@ case_huge_capacity(const char *arg)
         ustr_table *t = (ustr_table *)(void *)&not_a_table;
         fprintf(stderr, "%s: initial_capacity %zu\n", arg, caps[i]);
         ustr_result r = ustr_table_create(&cfg, &t);
-        if (r == USTR_OK) {
+        if (caps[i] > USTR_MAX_INITIAL_CAPACITY) {
+            CHECK_EQ_INT(r, USTR_ERR_INVALID);
+            CHECK_EQ_PTR(t, NULL);
+            CHECK_EQ_INT(fa.calls, 0);
+        } else if (r == USTR_OK) {
             REQUIRE(t != NULL);
             char buf[32];
             for (int k = 0; k < 100; k++) {
@@ -217,12 +225,22 @@ case_huge_capacity(const char *arg)
             }
             ustr_table_destroy(t);
         } else {
-            CHECK(r == USTR_ERR_NOMEM || r == USTR_ERR_INVALID);
+            CHECK_EQ_INT(r, USTR_ERR_NOMEM);
             CHECK_EQ_PTR(t, NULL);
         }
         CHECK_EQ_INT(fa.live, 0);
         CHECK_EQ_U64(fa.live_bytes, 0);
     }
+    fail_alloc  fa = {.fail_at = -1};
+    ustr_config half = fail_config(arg, &fa, 0);
+    half.allocator.free_fn = NULL;
+    ustr_table *t = NULL;
+    CHECK_EQ_INT(ustr_table_create(&half, &t), USTR_ERR_INVALID);
+    CHECK_EQ_PTR(t, NULL);
+    half = fail_config(arg, &fa, 0);
+    half.allocator.alloc_fn = NULL;
+    CHECK_EQ_INT(ustr_table_create(&half, &t), USTR_ERR_INVALID);
+    CHECK_EQ_INT(fa.calls, 0);
     alarm(0);
 }
 

@@ -502,8 +502,20 @@ case_stats(const char *arg)
     ustr_stats_print(&s, "ustr-test: ", f);
     int lines, bad;
     count_lines(f, "ustr-test: ", &lines, &bad);
-    CHECK(lines >= 1);
+    CHECK_EQ_INT(lines, 3);
     CHECK_EQ_INT(bad, 0);
+    /* The figures above, as printed. */
+    char text[1024] = "";
+    rewind(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    char want[128];
+    snprintf(want, sizeof want, "ustr-test: lock %s, 1 thread(s)\n", ustr_lock_name(lock));
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "ustr-test: lookups 5, inserts 3, contended 0 (0.00%)\n") != NULL);
+    CHECK(strstr(text, "ustr-test: strings 3 in ") != NULL);
+    if (!strstr(text, "lookups 5, inserts 3"))
+        fprintf(stderr, "printed:\n%s", text);
     fclose(f);
     ustr_table_destroy(t);
 }
