@@ -673,6 +673,29 @@ case_grey_furnace(const char *arg)
                 if (!good)
                     break;
             }
+
+            /* sample: the cosine lobe itself, each draw as eval says, and
+             * the draws where it puts them: the mean of wi.z is 2/3 (a
+             * uniform hemisphere's is 1/2, with f * cos / pdf still 1/2:
+             * the albedo alone cannot tell). 20,000 draws: its standard
+             * error is sqrt(1/18 / 20000) = 0.0017. */
+            double sum_z = 0;
+            int    n = 0, bad = 0;
+            for (int i = 0; i < 20000; i++) {
+                float u[2] = {rnd(&rng), rnd(&rng)}, f[3], pdf;
+                v3    wi;
+                if (!rt_bsdf_sample(&b, wo, rnd(&rng), u, &wi, f, &pdf))
+                    continue;
+                bad += !(fabsf(pdf - wi.z / RT_PI_F) < 1e-4f * (1 + pdf) &&
+                         fabsf(f[0] - 0.5f / RT_PI_F) < 1e-6f);
+                sum_z += wi.z;
+                n++;
+            }
+            CHECKF(bad == 0 && n > 19000, MAT_FMT " cos_o %.2f: %d of %d draws not as eval says",
+                   MAT_ARGS(b), (double)cos_o[c], bad, n);
+            CHECKF(fabs(sum_z / n - 2.0 / 3) < 0.01,
+                   MAT_FMT " cos_o %.2f: mean wi.z %.4f, want 2/3", MAT_ARGS(b), (double)cos_o[c],
+                   sum_z / n);
         }
     }
 }

@@ -777,7 +777,7 @@ case_testdata(const char *dir)
         CHECK(s->camera.from_file);
         CHECK_NEAR(s->camera.yfov, 0.5033799372418416); /* the file's yfov */
         CHECK_EQ_INT(s->nlights, 6);
-        check_slots_exist(s);
+        CHECK_EQ_INT(check_slots_exist(s), 6); /* every texture slot still found */
         rt_scene_free(s);
     }
 
@@ -787,7 +787,7 @@ case_testdata(const char *dir)
         CHECK(s->camera.from_file);
         CHECK_NEAR(s->camera.yfov, 0.39959652046304894); /* no aspectRatio */
         CHECK_EQ_INT(s->nlights, 3);
-        check_slots_exist(s);
+        CHECK_EQ_INT(check_slots_exist(s), 4);
         rt_scene_free(s);
     }
 }
