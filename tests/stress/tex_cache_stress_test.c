@@ -264,7 +264,8 @@ case_writeback_decoding(const char *arg)
         free(bytes);
     }
     /* Over the rounds (one slow round may see none): the loaders did look
-     * up while the decode ran, and kept tiles were written back. */
+     * up while the decode ran, and kept tiles were written back (where the
+     * decode runs to its end). */
     unsigned long loader_lookups = 0;
     uint64_t      spilled = 0;
     for (int round = 0; round < 3; round++) {
@@ -300,8 +301,10 @@ case_writeback_decoding(const char *arg)
         tex_thread_destroy(tc);
         tex_system_destroy(ts);
     }
-    CHECK(loader_lookups > 0);
-    CHECK(spilled > 0);
+    if (!cut) { /* a cut file's decode may fail before any kept tile is pushed out */
+        CHECK(loader_lookups > 0);
+        CHECK(spilled > 0);
+    }
     unsetenv("RT_PNG_FAST");
 }
 
