@@ -201,6 +201,14 @@ each_scrambled_png(uint32_t w, uint32_t h, tex_type type, const char *stem,
     tex_system_destroy(ts);
 }
 
+/* Whether channel c of an nc-channel file reads through the sRGB curve:
+ * not where the lookup is raw, and never alpha (the last of 2 or 4). */
+static bool
+channel_srgb(uint32_t nc, uint32_t c, bool raw)
+{
+    return !raw && !((nc == 2 || nc == 4) && c == nc - 1);
+}
+
 /* Whether a lookup's rgba is a file's nc channel values ch as RGBA (grey
  * gives R, G and B; a missing alpha is the fill's, fill_a), bit for bit;
  * the first three that are not are reported, `wrong` being those so far. */
@@ -238,7 +246,7 @@ bilinear_u16_wrong(tex_system *ts, tex_thread *tc, const tex_image *img, const c
             REQUIRE(tex_lookup(ts, tc, file, (x0 + fx + 0.5f) / w, (y0 + fy + 0.5f) / h, NULL, &o,
                                rgba) == TEX_OK);
             for (uint32_t c = 0; c < nc; c++) {
-                bool     srgb = !raw && !((nc == 2 || nc == 4) && c == nc - 1);
+                bool     srgb = channel_srgb(nc, c, raw);
                 uint32_t at = (y0 * w + x0) * nc + c;
                 float    a = decoded(p[at], srgb), b = decoded(p[at + nc], srgb);
                 float    d = decoded(p[at + w * nc], srgb), e = decoded(p[at + w * nc + nc], srgb);
@@ -277,7 +285,7 @@ closest_u8_wrong(tex_system *ts, tex_thread *tc, const tex_image *img, const cha
                     TEX_OK);
             for (uint32_t c = 0; c < nc; c++) { /* as texture/srgb.c and decode() */
                 uint8_t code = p[(y * w + x) * nc + c];
-                bool    srgb = !raw && !((nc == 2 || nc == 4) && c == nc - 1);
+                bool    srgb = channel_srgb(nc, c, raw);
                 ch[c] = srgb ? tex_srgb_to_linear(code / 255.0f) : code * (1.0f / 255.0f);
             }
             wrong += !rgba_is(rgba, ch, nc, o.fill[3], name, raw, x, y, wrong);
