@@ -5,6 +5,7 @@
  * weighted by overlap. sRGB-encoded data is filtered in linear light and
  * encoded again. */
 #include "tex_io_internal.h" /* tex__cpu_f16c() */
+#include "tex_mip_internal.h"
 #include "tex_srgb_internal.h"
 
 #include <math.h>
@@ -421,6 +422,7 @@ struct tex_downsampler {
     tex_image src, dst; /* shapes; dst.pixels is the output row */
     taps      tx, ty;
     bool      fast_u8; /* 8-bit, even sides: halve_u8_row() */
+    bool      simd;    /* ... by tex__halve_u8_simd() */
     uint32_t  y;       /* source rows taken */
     uint32_t  next;    /* the first output row not yet done */
     float    *line;    /* a source row as linear floats */
@@ -463,6 +465,7 @@ tex_downsampler_new(const tex_image *shape, tex_downsampler **out, char err[TEX_
     d->dst.height = H > 1 ? H / 2 : 1;
     d->dst.pixels = malloc((size_t)d->dst.width * nc * tex_type_size(shape->type));
     d->fast_u8 = shape->type == TEX_TYPE_U8 && W == 2 * d->dst.width && H == 2 * d->dst.height;
+    d->simd = d->fast_u8 && tex__halve_u8_simd_ready();
     for (int k = 0; k < 256; k++)
         d->unorm[k] = (float)k / 255.0f;
     size_t nout = (size_t)d->dst.width * nc;
@@ -534,7 +537,10 @@ tex_downsampler_push(tex_downsampler *d, const void *row)
     bool     done;
     if (d->fast_u8) {
         done = y % 2 == 1;
-        if (done)
+        if (done && d->simd)
+            tex__halve_u8_simd(d->raw, row, d->dst.pixels, d->dst.width, d->src.nchannels,
+                               d->src.srgb);
+        else if (done)
             halve_u8_row(&d->src, d->unorm, d->raw, row, d->dst.pixels);
         else
             memcpy(d->raw, row, (size_t)d->src.width * d->src.nchannels);
