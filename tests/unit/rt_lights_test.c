@@ -714,6 +714,68 @@ case_directional(const char *arg)
     rt_lights_destroy(l);
 }
 
+/* Every kind of light chosen in proportion to its power, by formulas
+ * written here from the definitions: a point light 4 pi L; a spot the
+ * solid angle of its mean cone, 2 pi (1 - cos((inner + outer) / 2)) L; a
+ * directional light what crosses the scene's bounding disk, pi r^2 L; an
+ * emissive triangle pi A L, twice that when double-sided (it emits from
+ * both faces). Each delta sample's pdf is its light's share, and over
+ * many samples each light is chosen its share of the time. */
+static void
+case_weights(const char *arg)
+{
+    (void)arg;
+    test_scene t;
+    scene_init(&t);
+    rt_light *pt = scene_light(&t, RT_LIGHT_POINT, 1, 1, 1);
+    pt->position[0] = 5;
+    rt_light *sp = scene_light(&t, RT_LIGHT_SPOT, 2, 2, 2); /* at (0, 5, 0), down -y */
+    sp->position[1] = 5;
+    sp->inner_cone = 0.2f, sp->outer_cone = 0.6f;
+    rt_light *dl = scene_light(&t, RT_LIGHT_DIRECTIONAL, 0.5f, 0.5f, 0.5f);
+    dl->direction[0] = 0, dl->direction[1] = 0, dl->direction[2] = -1; /* wi = +z */
+    /* Two triangles of area 1/2 at z = -3, facing the origin (+z), luminance 1. */
+    uint32_t   one = scene_material(&t, 1, 1, 1, false), two = scene_material(&t, 1, 1, 1, true);
+    uint32_t   single = scene_tri(&t, (v3){0, 0, -3}, (v3){1, 0, -3}, (v3){0, 1, -3}, one);
+    uint32_t   both = scene_tri(&t, (v3){0, 0, -3}, (v3){-1, 0, -3}, (v3){0, -1, -3}, two);
+    rt_lights *l = lights_make(&t, NULL);
+
+    double ext[3], r2 = 0;
+    for (int c = 0; c < 3; c++) {
+        ext[c] = (double)t.s.bounds_max[c] - t.s.bounds_min[c];
+        r2 += 0.25 * ext[c] * ext[c];
+    }
+    enum { POINT, SPOT, DIRECTIONAL, SINGLE, BOTH, KINDS };
+    double pw[KINDS] = {4 * PI, 2 * PI * (1 - cos(0.4)) * 2, PI * r2 * 0.5, PI * 0.5, 2 * PI * 0.5};
+    double total = 0;
+    for (int k = 0; k < KINDS; k++)
+        total += pw[k];
+    enum { N = 200000 };
+    rng r = {4242};
+    int n_of[KINDS] = {0}, failed = 0;
+    for (int n = 0; n < N && rt_test_failures <= 20; n++) {
+        float           u[2] = {rng_float(&r), rng_float(&r)};
+        rt_light_sample o;
+        if (!rt_lights_sample(l, (v3){0, 0, 0}, (n + rng_float(&r)) / N, u, &o)) {
+            failed++;
+            continue;
+        }
+        int k;
+        if (o.kind == RT_SAMPLE_TRIANGLE)
+            k = o.prim == single ? SINGLE : o.prim == both ? BOTH : -1;
+        else
+            k = isinf(o.dist) ? DIRECTIONAL : o.wi.x > 0.99f ? POINT : o.wi.y > 0.99f ? SPOT : -1;
+        REQUIRE(k >= 0);
+        n_of[k]++;
+        if (o.kind == RT_SAMPLE_DELTA)
+            CHECK_REL(o.pdf, pw[k] / total, 1e-4);
+    }
+    CHECK_EQ_INT(failed, 0);
+    for (int k = 0; k < KINDS; k++)
+        CHECK_REL((double)n_of[k] / N, pw[k] / total, 0.02);
+    rt_lights_destroy(l);
+}
+
 /* The default light stands in for missing lights: an environment replaces
  * it; without one it is used. A directional light from the file (not the
  * default) is kept next to an environment. */
@@ -974,19 +1036,13 @@ case_env_grid(const char *arg)
 }
 
 static const rt_test_case cases[] = {
-    {"env_mapping", case_env_mapping},
-    {"env_pdf", case_env_pdf},
-    {"env_surface", case_env_surface},
-    {"env_mixed", case_env_mixed},
-    {"env_black", case_env_black},
-    {"triangle", case_triangle},
-    {"selection", case_selection},
-    {"spot", case_spot},
-    {"directional", case_directional},
-    {"default_light", case_default_light},
-    {"empty", case_empty},
-    {"env_grid", case_env_grid},
-    {NULL, NULL},
+    {"env_mapping", case_env_mapping},     {"env_pdf", case_env_pdf},
+    {"env_surface", case_env_surface},     {"env_mixed", case_env_mixed},
+    {"env_black", case_env_black},         {"triangle", case_triangle},
+    {"selection", case_selection},         {"spot", case_spot},
+    {"directional", case_directional},     {"weights", case_weights},
+    {"default_light", case_default_light}, {"empty", case_empty},
+    {"env_grid", case_env_grid},           {NULL, NULL},
 };
 
 int
