@@ -921,7 +921,19 @@ case_env_black(const char *arg)
  * alone when the grid is uniform. Each sample's pdf is the mixture's
  * (rt_lights_pdf_env_at), it integrates to 1, and under a nearly even sky
  * a quarter of the samples (half the grid's) fall behind the surface
- * instead of a half; under a uniform one, none. */
+ * instead of a half; under a uniform one, none. And the draws follow that
+ * density: the share of them in each band of cos(wi, n) is the density's
+ * integral over the band (a sampler that drew otherwise, but said the
+ * mixture's pdf, would pass every other check here). */
+enum { ENV_BANDS = 10 };
+
+static int
+cos_band(v3 wi, v3 n)
+{
+    int b = (int)((v3_dot(wi, n) + 1) * 0.5f * ENV_BANDS);
+    return b < 0 ? 0 : b < ENV_BANDS ? b : ENV_BANDS - 1;
+}
+
 static void
 env_surface(float corner, double behind_share)
 {
@@ -936,7 +948,7 @@ env_surface(float corner, double behind_share)
     v3         n = v3_norm((v3){0.3f, 0.8f, -0.5f});
     enum { N = 200000 };
     rng r = {0x9e3779b97f4a7c15u};
-    int ok = 0, behind = 0, bad_pdf = 0;
+    int ok = 0, behind = 0, bad_pdf = 0, drawn[ENV_BANDS] = {0};
     for (int k = 0; k < N; k++) {
         float           u[2] = {rng_float(&r), rng_float(&r)};
         rt_light_sample o;
@@ -944,6 +956,7 @@ env_surface(float corner, double behind_share)
             continue;
         ok++;
         behind += v3_dot(o.wi, n) <= 0;
+        drawn[cos_band(o.wi, n)]++;
         float want = rt_lights_pdf_env_at(l, o.wi, n);
         bad_pdf += fabsf(o.pdf - want) > 1e-3f * want;
     }
@@ -954,15 +967,20 @@ env_surface(float corner, double behind_share)
     /* The mixture's density over the sphere: 1. */
     enum { NA = 512, NB = 512 };
     rng    q = {0x2545f4914f6cdd1du};
-    double sum = 0;
+    double sum = 0, band[ENV_BANDS] = {0};
     for (int a = 0; a < NA; a++)
         for (int b = 0; b < NB; b++) {
             double d[3];
             sphere_dir(a, b, NA, NB, &q, d);
-            sum += rt_lights_pdf_env_at(l, (v3){(float)d[0], (float)d[1], (float)d[2]}, n);
+            v3     wi = {(float)d[0], (float)d[1], (float)d[2]};
+            double pdf = rt_lights_pdf_env_at(l, wi, n);
+            sum += pdf;
+            band[cos_band(wi, n)] += pdf;
         }
     double integral = 4 * PI * sum / ((double)NA * NB);
     CHECK_ABS(integral, 1.0, 0.02);
+    for (int b = 0; b < ENV_BANDS; b++)
+        CHECK_ABS((double)drawn[b] / ok, 4 * PI * band[b] / ((double)NA * NB), 0.006);
     rt_lights_destroy(l);
 }
 
