@@ -1071,6 +1071,12 @@ first_image)
     exr=$(mean "$tmp/dim.exr") png=$(mean "$tmp/dim.png")
     awk -v e="$exr" -v p="$png" -v s="$stops" 'BEGIN { w = e * 2 ^ s; exit !(p > 0.97 * w && p < 1.03 * w && s > 4) }' ||
         fail "dim: PNG mean $png, EXR mean $exr exposed $stops stops"
+    # The lit pixels, the quad's (evenly lit, so its brightest pixel is its
+    # mean), at the key, middle grey, though they cover under half the view:
+    # the exposure weighs luminance by coverage (alpha), not by pixel.
+    lit=$("$imgstat" "$tmp/dim.png" | sed 's/.* max=\([^,]*\),.*/\1/')
+    awk -v m="$lit" 'BEGIN { exit !(m > 0.17 && m < 0.19) }' ||
+        fail "dim: the lit pixels exposed to $lit, not 0.18"
     "$render" -t 2 -r 32 32 --exposure 0 -o "$tmp/dim0.png" "$tmp/dim.obj" 2>"$tmp/err" || fail "dim --exposure 0"
     ! grep -q exposed "$tmp/err" || fail "--exposure 0: $(cat "$tmp/err")"
     awk -v e="$exr" -v p="$(mean "$tmp/dim0.png")" 'BEGIN { exit !(p > 0.9 * e && p < 1.1 * e) }' ||
