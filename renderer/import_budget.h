@@ -1,6 +1,7 @@
-/* The import's memory budget. A PLY or OFF header of a few bytes can
- * declare billions of elements, and assimp reserves for them before reading
- * one (10-48 GB); a glTF can name a 10 GB buffer in a sparse file. So while
+/* The import's memory budget. A PLY header of a few bytes can declare
+ * billions of elements, and assimp reserves for them before reading one
+ * (10-48 GB); a glTF can name a 10 GB buffer in a sparse file (only the
+ * glTF 2, OBJ and PLY importers are kept: assimp_read.cpp). So while
  * an import runs, the process's data size (RLIMIT_DATA: its heap and
  * private writable mappings) may grow by no more than a budget of
  * RT_IMPORT_BUDGET_BASE_MB plus RT_IMPORT_BUDGET_PER_BYTE times the bytes
