@@ -316,6 +316,7 @@ decode_enter(tex_system *ts)
     while (ts->decoding >= ts->max_decoding)
         pthread_cond_wait(&ts->decode_free, &ts->decode_lock);
     ts->decoding++;
+    ts->peak_decoding = ts->decoding > ts->peak_decoding ? ts->decoding : ts->peak_decoding;
     pthread_mutex_unlock(&ts->decode_lock);
 }
 

@@ -1,13 +1,28 @@
 /* The texture system's public face: creation, worker contexts, the lookup
  * entry point (UDIM resolution, then the sampler), stats. */
+#define _GNU_SOURCE /* sched_getaffinity() */
 #include "texture_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The CPUs this process may run on (as nproc counts them): a process
+ * pinned to 4 of a machine's 64 (taskset, a container's cpuset) decodes 4
+ * files at once, not 64. */
+static unsigned
+usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
 
 tex_result
 tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN])
@@ -37,8 +52,7 @@ tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN]
     pthread_mutex_init(&ts->decode_lock, NULL);
     pthread_cond_init(&ts->decode_free, NULL);
     pthread_cond_init(&ts->budget_free, NULL);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    ts->max_decoding = cpus > 0 ? (unsigned)cpus : 1;
+    ts->max_decoding = usable_cpus();
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
         r = tex__cache_init(ts, err);
@@ -239,6 +253,9 @@ tex_system_stats(tex_system *ts, tex_stats *out)
     out->memory = atomic_load_explicit(&ts->memory, memory_order_relaxed);
     out->peak_memory = atomic_load_explicit(&ts->peak_memory, memory_order_relaxed);
     out->files_closed += atomic_load_explicit(&ts->files_closed, memory_order_relaxed);
+    pthread_mutex_lock(&ts->decode_lock);
+    out->peak_decoding = ts->peak_decoding;
+    pthread_mutex_unlock(&ts->decode_lock);
 }
 
 void

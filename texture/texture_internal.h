@@ -185,11 +185,13 @@ struct tex_system {
 
     /* Images being decoded and spilled (a PNG, a JPEG, a scanline EXR):
      * each holds a few rows of tiles per level outside the tile cache's
-     * cap, so at most max_decoding at once, the machine's CPUs, not one
-     * per worker: peak memory does not grow with -t. */
-    pthread_mutex_t decode_lock; /* guards decoding, decode_reserved; under a file lock, alone */
+     * cap, so at most max_decoding at once, the CPUs the process may run
+     * on, not one per worker: peak memory does not grow with -t. Guarded,
+     * with peak_decoding and decode_reserved, by decode_lock, taken under a
+     * file lock or alone. */
+    pthread_mutex_t decode_lock;
     pthread_cond_t  decode_free;
-    unsigned        decoding, max_decoding;
+    unsigned        decoding, max_decoding, peak_decoding;
     /* What those decodes hold beyond their rows (an interlaced PNG's
      * image, a multi-scan JPEG's coefficients, an EXR read whole):
      * charged against max_memory with the tiles, which the evictor keeps
