@@ -281,6 +281,7 @@ restrict_paths)
     }
     err=$(run) || fail "unrestricted: exit $?"
     [ "$(json files_opened "$tmp/r.json")" = 5 ] || fail "unrestricted: not every file opened: $err"
+    cp "$tmp/r.exr" "$tmp/unrestricted.exr"
     err=$(run --restrict-paths --search-path "$tmp/shared") || fail "restricted: exit $?"
     for name in outside/outside.png tex/link.png; do
         [ "$(grep -c "$name: not found, or outside the allowed folders" <<<"$err")" -ge 1 ] ||
@@ -288,6 +289,19 @@ restrict_paths)
     done
     [ "$(grep -c "outside the allowed folders" <<<"$err")" = 3 ] ||
         fail "restricted: want 3 refusals: $err"
+    # Refused is drawn as missing: the image is the one where the three
+    # name files that do not exist, and not the unrestricted one.
+    cp "$tmp/r.exr" "$tmp/restricted.exr"
+    sed 's#^map_Kd \(\.\./outside/outside\.png\|/.*\|tex/link\.png\)$#map_Kd tex/none.png#' \
+        "$tmp/scene/s.mtl" >"$tmp/scene/missing.mtl"
+    [ "$(grep -c 'map_Kd tex/none.png' "$tmp/scene/missing.mtl")" = 3 ] || fail "missing.mtl"
+    sed 's/^mtllib s.mtl$/mtllib missing.mtl/' "$tmp/scene/s.obj" >"$tmp/scene/missing.obj"
+    "$render" -t 2 -r 32 8 --integrator albedo --camera-pos 2.5,0.5,6 --look-at 2.5,0.5,0 \
+        -o "$tmp/missing.exr" "$tmp/scene/missing.obj" 2>/dev/null || fail "missing: exit $?"
+    "$imgdiff" --tolerance 0 "$tmp/missing.exr" "$tmp/restricted.exr" >/dev/null ||
+        fail "restricted: the refused textures are not drawn as missing ones"
+    ! "$imgdiff" --tolerance 0 "$tmp/unrestricted.exr" "$tmp/restricted.exr" >/dev/null ||
+        fail "restricted: the image is the unrestricted one"
     # A .glb's embedded texture is the scene's own: it loads restricted,
     # opened lazily or not, as the same image read from a file.
     quad_scene "$tmp/scene/tex/tex00.png" "$tmp/scene/quad"
