@@ -4,9 +4,10 @@
 # lambert mesh is closed and wound outward, its MTL is Kd and Ks only, the
 # files are the same for a seed and differ between seeds, and bad command
 # lines exit 2.
-#   objgen_test.sh OBJGEN RENDER IMGSTAT CASE [SCENES_DIR]
+#   objgen_test.sh OBJGEN RENDER IMGSTAT CASE [SCENES_DIR [SEED]]
+# (SEED: the build's RT_SCENE_SEED, which made SCENES_DIR's copy; 1 if not given)
 set -u
-objgen=$1 render=$2 imgstat=$3 case_=$4 scenes=${5:-}
+objgen=$1 render=$2 imgstat=$3 case_=$4 scenes=${5:-} seed=${6:-1}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -92,10 +93,18 @@ deterministic)
     "$objgen" --help | grep -q '^usage: objgen' || fail "--help"
     ;;
 built)
-    # The build's copy (scenes/CMakeLists.txt) is there and loads.
+    # The build's copy (scenes/CMakeLists.txt) is there, is what this
+    # objgen writes with the build's seed (not a stale copy, nor another
+    # seed's), and renders something.
     [ -f "$scenes/lambert/lambert.obj" ] || fail "$scenes/lambert/lambert.obj: not generated"
+    "$objgen" --seed "$seed" lambert "$tmp/fresh" >/dev/null || fail "objgen --seed $seed lambert"
+    for f in lambert.obj lambert.mtl; do
+        cmp -s "$tmp/fresh/$f" "$scenes/lambert/$f" || fail "$scenes/lambert/$f: not what objgen writes"
+    done
     "$render" --quiet -r 32 24 --spp 1 -o "$tmp/built.exr" "$scenes/lambert/lambert.obj" ||
         fail "render the built lambert scene"
+    mean=$("$imgstat" "$tmp/built.exr" | sed 's/.* mean=\([^,]*\),.*/\1/')
+    awk -v m="$mean" 'BEGIN { exit !(m > 0.05) }' || fail "the built lambert scene renders blank (mean $mean)"
     ;;
 *)
     fail "unknown case $case_"
