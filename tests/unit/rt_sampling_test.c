@@ -1109,6 +1109,50 @@ case_extremes(const char *arg)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* Out-of-range parameters are clamped (rt_bsdf.h: roughness, metallic and
+ * specular each in [0, 1]): a material past a bound gives the very bits of
+ * the one at it, in eval, sample and albedo. (extremes checks only that
+ * such materials stay finite, which a clamp to the wrong bound passes.) */
+static void
+case_clamped(const char *arg)
+{
+    (void)arg;
+    static const rt_bsdf pairs[][2] = {
+        {{{1, 0.5f, 0}, 0.5f, -1, 1}, {{1, 0.5f, 0}, 0.5f, 0, 1}},
+        {{{1, 0.5f, 0}, 0.5f, 2, 1}, {{1, 0.5f, 0}, 0.5f, 1, 1}},
+        {{{1, 0.5f, 0}, -0.5f, 0.4f, 1}, {{1, 0.5f, 0}, 0, 0.4f, 1}},
+        {{{1, 0.5f, 0}, 1.5f, 0.4f, 1}, {{1, 0.5f, 0}, 1, 0.4f, 1}},
+        {{{1, 0.5f, 0}, 0.3f, 0.4f, -1}, {{1, 0.5f, 0}, 0.3f, 0.4f, 0}},
+        {{{1, 0.5f, 0}, 0.3f, 0.4f, 7}, {{1, 0.5f, 0}, 0.3f, 0.4f, 1}},
+    };
+    uint64_t rng = 0x51ED2701u;
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        const rt_bsdf *out = &pairs[k][0], *at = &pairs[k][1];
+        int            differ = 0;
+        for (int n = 0; n < 500; n++) {
+            float cos_o = 0.05f + 0.95f * rnd(&rng);
+            v3    wo = wo_at(cos_o), wi = dir_at(0.05f + 0.95f * rnd(&rng), 6.28f * rnd(&rng));
+            float u[2] = {rnd(&rng), rnd(&rng)}, ul = rnd(&rng);
+            float f[2][3], pdf[2], g[2][3], q[2], a[2][3];
+            v3    w[2];
+            bool  e[2], d[2];
+            for (int m = 0; m < 2; m++) {
+                const rt_bsdf *b = m ? at : out;
+                e[m] = rt_bsdf_eval(b, wo, wi, f[m], &pdf[m]);
+                d[m] = rt_bsdf_sample(b, wo, ul, u, &w[m], g[m], &q[m]);
+                rt_bsdf_albedo(b, cos_o, a[m]);
+            }
+            differ += e[0] != e[1] || memcmp(f[0], f[1], sizeof f[0]) || pdf[0] != pdf[1];
+            differ += d[0] != d[1] || memcmp(g[0], g[1], sizeof g[0]) || q[0] != q[1] ||
+                      (d[0] && memcmp(&w[0], &w[1], sizeof w[0]));
+            differ += memcmp(a[0], a[1], sizeof a[0]) != 0;
+        }
+        if (differ)
+            RT_CHECK_FAIL_(MAT_FMT ": %d results differ from " MAT_FMT "'s", MAT_ARGS(*out), differ,
+                           MAT_ARGS(*at));
+    }
+}
+
 /* Near-specular lobes are evaluated accurately: at normal incidence the
  * pdf of pure metal is D(h) / 4 (G1 = 1), which the test computes in
  * double from the same wi. In single precision, 1 - cos^2 of the half
@@ -1229,6 +1273,7 @@ static const rt_test_case cases[] = {
     {"reciprocity", case_reciprocity},
     {"horizon", case_horizon},
     {"extremes", case_extremes},
+    {"clamped", case_clamped},
     {"near_specular", case_near_specular},
     {"reference", case_reference},
     {"sincos", case_sincos},
