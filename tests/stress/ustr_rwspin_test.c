@@ -191,9 +191,23 @@ case_rw_read_waits(const char *arg)
     REQUIRE(wait_flag(&r.trying));
     sleep_ms(30);
     CHECK_EQ_INT(atomic_load(&r.entered), 0);
+    /* A waiting reader leaves no mark in the lock's state (it withdraws
+     * its count), but it spins and yields: 10 ms of CPU time in that
+     * thread, whose only other work is to start, says it was inside the
+     * lock call while the writer held it, and then it must say it waited.
+     * (Preempted before the call instead, it may enter without waiting.) */
+    clockid_t       cpu;
+    struct timespec used = {0, 0};
+    if (pthread_getcpuclockid(th, &cpu) == 0)
+        clock_gettime(cpu, &used);
+    bool spun = used.tv_sec > 0 || used.tv_nsec >= 10000000;
     ustr_rwspin_write_unlock(&l);
     thread_join(th);
     CHECK_EQ_INT(atomic_load(&r.entered), 1);
+    if (spun)
+        CHECK(r.waited);
+    else
+        fprintf(stderr, "the reader used %ld ns of CPU: waited not checked\n", used.tv_nsec);
     CHECK_EQ_U64(atomic_load(&l.state), 0);
 }
 
