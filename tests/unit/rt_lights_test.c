@@ -719,8 +719,10 @@ case_directional(const char *arg)
  * solid angle of its mean cone, 2 pi (1 - cos((inner + outer) / 2)) L; a
  * directional light what crosses the scene's bounding disk, pi r^2 L; an
  * emissive triangle pi A L, twice that when double-sided (it emits from
- * both faces). Each delta sample's pdf is its light's share, and over
- * many samples each light is chosen its share of the time. */
+ * both faces); an environment of mean radiance L what crosses that disk
+ * from every direction, pi r^2 pi L. Each delta sample's pdf is its
+ * light's share, and over many samples each light is chosen its share of
+ * the time. */
 static void
 case_weights(const char *arg)
 {
@@ -735,18 +737,23 @@ case_weights(const char *arg)
     rt_light *dl = scene_light(&t, RT_LIGHT_DIRECTIONAL, 0.5f, 0.5f, 0.5f);
     dl->direction[0] = 0, dl->direction[1] = 0, dl->direction[2] = -1; /* wi = +z */
     /* Two triangles of area 1/2 at z = -3, facing the origin (+z), luminance 1. */
-    uint32_t   one = scene_material(&t, 1, 1, 1, false), two = scene_material(&t, 1, 1, 1, true);
-    uint32_t   single = scene_tri(&t, (v3){0, 0, -3}, (v3){1, 0, -3}, (v3){0, 1, -3}, one);
-    uint32_t   both = scene_tri(&t, (v3){0, 0, -3}, (v3){-1, 0, -3}, (v3){0, -1, -3}, two);
-    rt_lights *l = lights_make(&t, NULL);
+    uint32_t one = scene_material(&t, 1, 1, 1, false), two = scene_material(&t, 1, 1, 1, true);
+    uint32_t single = scene_tri(&t, (v3){0, 0, -3}, (v3){1, 0, -3}, (v3){0, 1, -3}, one);
+    uint32_t both = scene_tri(&t, (v3){0, 0, -3}, (v3){-1, 0, -3}, (v3){0, -1, -3}, two);
+    float    sky[ENV_W * ENV_H];
+    for (int i = 0; i < ENV_W * ENV_H; i++)
+        sky[i] = 0.25f;
+    rt_env_grid env = {sky, ENV_W, ENV_H};
+    rt_lights  *l = lights_make(&t, &env);
 
     double ext[3], r2 = 0;
     for (int c = 0; c < 3; c++) {
         ext[c] = (double)t.s.bounds_max[c] - t.s.bounds_min[c];
         r2 += 0.25 * ext[c] * ext[c];
     }
-    enum { POINT, SPOT, DIRECTIONAL, SINGLE, BOTH, KINDS };
-    double pw[KINDS] = {4 * PI, 2 * PI * (1 - cos(0.4)) * 2, PI * r2 * 0.5, PI * 0.5, 2 * PI * 0.5};
+    enum { POINT, SPOT, DIRECTIONAL, SINGLE, BOTH, SKY, KINDS };
+    double pw[KINDS] = {4 * PI,       2 * PI * (1 - cos(0.4)) * 2, PI * r2 * 0.5, PI * 0.5,
+                        2 * PI * 0.5, PI * r2 * PI * 0.25};
     double total = 0;
     for (int k = 0; k < KINDS; k++)
         total += pw[k];
@@ -761,7 +768,9 @@ case_weights(const char *arg)
             continue;
         }
         int k;
-        if (o.kind == RT_SAMPLE_TRIANGLE)
+        if (o.kind == RT_SAMPLE_ENV)
+            k = SKY;
+        else if (o.kind == RT_SAMPLE_TRIANGLE)
             k = o.prim == single ? SINGLE : o.prim == both ? BOTH : -1;
         else
             k = isinf(o.dist) ? DIRECTIONAL : o.wi.x > 0.99f ? POINT : o.wi.y > 0.99f ? SPOT : -1;
