@@ -11,17 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The CPUs this process may run on (as nproc counts them): a process
- * pinned to 4 of a machine's 64 (taskset, a container's cpuset) decodes 4
- * files at once, not 64. */
+/* The CPUs the creating thread may run on, the process's unless its
+ * threads were pinned apart: a render pinned to 4 of a machine's 64
+ * (taskset, a container's cpuset) decodes 4 files at once, not 64. The set
+ * is sized for every CPU the machine has (a fixed cpu_set_t holds 1,024,
+ * and the call fails on a kernel that counts more); if the call fails,
+ * the machine's online CPUs. */
 static unsigned
 usable_cpus(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
+    long       conf = sysconf(_SC_NPROCESSORS_CONF), online = sysconf(_SC_NPROCESSORS_ONLN);
+    int        n = conf > 1024 ? (int)conf : 1024, count = 0;
+    cpu_set_t *set = CPU_ALLOC(n);
+    if (set && sched_getaffinity(0, CPU_ALLOC_SIZE(n), set) == 0)
+        count = CPU_COUNT_S(CPU_ALLOC_SIZE(n), set);
+    CPU_FREE(set);
+    return count > 0 ? (unsigned)count : online > 0 ? (unsigned)online : 1;
 }
 
 tex_result

@@ -528,6 +528,12 @@ push_general(tex_downsampler *d, uint32_t y)
     return true;
 }
 
+bool
+tex__downsampler_simd(const tex_downsampler *d)
+{
+    return d->simd;
+}
+
 const void *
 tex_downsampler_push(tex_downsampler *d, const void *row)
 {

@@ -12,18 +12,20 @@
  *   float in plane p; a plane is read for 64 indices by two permutes and a
  *   blend on the index's top bit, and the four planes interleaved back into
  *   floats. Interleaving puts the 64 floats in an order of its own ("plane
- *   order": lane 4i + p of register q of 128-bit block b is sample 16b + 4q
- *   + p); packing back to bytes restores the natural order, so the floats
- *   are never reordered.
+ *   order": lane p of 128-bit block b of register q, lane 4b + p, is
+ *   sample 16b + 4q + p); packing back to bytes restores the natural
+ *   order, so the floats are never reordered.
  * - Sums: (a + b) + (c + d), the scalar's adds in the scalar's order. The
- *   scalar's three multiplications by 0.5 are powers of two, which change
+ *   scalar's mean is a quarter of that sum, a power of two, which changes
  *   no bit of a normal float (the smallest nonzero value is 1/255 / 12.92),
- *   so they are folded into the encode's constants.
+ *   so the quarter is folded into the encode's constants (63.75, 4 up[k],
+ *   the cells in sqrt(sum)).
  * - Encode, sRGB: the scalar's code is the number of thresholds up[k] the
  *   mean reaches (srgb.c). Cut [0, 4], the sums, into 512 cells of equal
- *   width in sqrt(sum): the curve is steepest there at its knee, 377 codes
- *   a unit of sqrt, so a cell (1/256 wide) holds at most one threshold
- *   (made_cells() checks it for every cell, at its smallest float). The
+ *   width in sqrt(sum): the curve is steepest there at its knee, about 184
+ *   codes a unit of sqrt(sum), so a cell (1/256 wide) spans at most 0.72
+ *   of a code and holds at most one threshold (made_cells() checks it for
+ *   every cell, at its smallest float). The
  *   code is then the cell's first code, plus one if the sum reaches that
  *   code's threshold: a 512-entry byte table (four permutes) and a
  *   256-entry float table (four planes, as the decode). sqrtf() rounds
@@ -158,6 +160,7 @@ make_ready(void)
 {
     if (!cpu_has_vbmi())
         return;
+    tex__srgb_u8_init(); /* the tables below are made from it: built, or the cells would fail */
     float unorm[256], up4[256];
     for (int k = 0; k < 256; k++) {
         unorm[k] = (float)k / 255.0f; /* mip.c's table, to the bit */
@@ -202,14 +205,17 @@ table_read(const planes *t, __m512i idx, __m512 f[4])
     f[3] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(hi01, hi23));
 }
 
-/* Four registers of integers in plane order (each 0 to 511) as 64
- * unsigned saturated words, then bytes, in the natural order. */
+/* Two registers of integers in plane order (each 0 to 511) as 32
+ * unsigned words: registers 0 and 1 give each block's samples 0-7,
+ * registers 2 and 3 its samples 8-15. */
 VBMI static inline __m512i
 words_of(__m512i d0, __m512i d1)
 {
     return _mm512_packus_epi32(d0, d1);
 }
 
+/* Four registers of integers in plane order (each 0 to 255) as 64 bytes,
+ * in the natural order. */
 VBMI static inline __m512i
 bytes_of(const __m512i d[4])
 {

@@ -3,14 +3,16 @@
 #ifndef TEX_MIP_INTERNAL_H
 #define TEX_MIP_INTERNAL_H
 
+#include "tex_image.h" /* tex_downsampler */
+
 #include <stdbool.h>
 #include <stdint.h>
 
 /* Whether tex__halve_u8_simd() may be called: the CPU has AVX-512 F, BW
  * and VBMI, the OS saves their registers, its tables are built and pass
  * their check, and the tests have not switched it off. Thread-safe; the
- * first call builds the tables (about 0.1 ms). Reads the 8-bit sRGB tables:
- * call tex__srgb_u8_init() first. */
+ * first call builds its tables (under 0.1 ms), and the 8-bit sRGB ones if
+ * need be. */
 bool tex__halve_u8_simd_ready(void);
 
 /* Output row `out` of w texels of nc channels (1 to 4) from source rows
@@ -21,6 +23,10 @@ bool tex__halve_u8_simd_ready(void);
  * tex__halve_u8_simd_ready() said true. */
 void tex__halve_u8_simd(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w,
                         uint32_t nc, bool srgb);
+
+/* Tests: whether a downsampler halves its rows by tex__halve_u8_simd()
+ * (8-bit, even sides, and the path ready when it was made). */
+bool tex__downsampler_simd(const tex_downsampler *d);
 
 /* Tests: false makes tex__halve_u8_simd_ready() say false from then on, so
  * that both paths can be compared in one process; true gives it back. */

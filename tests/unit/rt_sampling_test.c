@@ -1124,6 +1124,7 @@ case_clamped(const char *arg)
         {{{1, 0.5f, 0}, 1.5f, 0.4f, 1}, {{1, 0.5f, 0}, 1, 0.4f, 1}},
         {{{1, 0.5f, 0}, 0.3f, 0.4f, -1}, {{1, 0.5f, 0}, 0.3f, 0.4f, 0}},
         {{{1, 0.5f, 0}, 0.3f, 0.4f, 7}, {{1, 0.5f, 0}, 0.3f, 0.4f, 1}},
+        {{{1, 0.5f, 0}, -1, 0.4f, -1}, {{1, 0.5f, 0}, 0, 0.4f, 0}}, /* Lambert once clamped */
     };
     uint64_t rng = 0x51ED2701u;
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
@@ -1146,6 +1147,7 @@ case_clamped(const char *arg)
             differ += d[0] != d[1] || memcmp(g[0], g[1], sizeof g[0]) || q[0] != q[1] ||
                       (d[0] && memcmp(&w[0], &w[1], sizeof w[0]));
             differ += memcmp(a[0], a[1], sizeof a[0]) != 0;
+            differ += rt_bsdf_is_lambert(out) != rt_bsdf_is_lambert(at);
         }
         if (differ)
             RT_CHECK_FAIL_(MAT_FMT ": %d results differ from " MAT_FMT "'s", MAT_ARGS(*out), differ,

@@ -34,37 +34,43 @@ random_byte(void)
     return (uint8_t)(rng >> 24);
 }
 
-/* Two source rows of 2w texels: random bytes, or with `ramp` neighbours a
- * code apart (k, k + 1), whose means lie nearest the encoder's thresholds. */
+/* Two source rows of `row` bytes each: random bytes, or with `ramp` the
+ * same row twice, neighbours a code apart (k, k + 1), so that each 2x2
+ * block holds two codes and its mean lies next to an encoder threshold. */
 static void
-fill_rows(uint8_t *p, size_t bytes, bool ramp)
+fill_rows(uint8_t *top, uint8_t *bottom, size_t row, bool ramp)
 {
-    for (size_t i = 0; i < bytes; i++)
-        p[i] = ramp ? (uint8_t)(i / 7 + (i & 1)) : random_byte();
+    for (size_t i = 0; i < row; i++) {
+        top[i] = ramp ? (uint8_t)(i / 7 + (i & 1)) : random_byte();
+        bottom[i] = ramp ? top[i] : random_byte();
+    }
 }
 
-/* The 2w x 2 image halved by tex_image_downsample(), the SIMD path allowed
- * or not; its one row into out. */
+/* The 2w x 2 image (its rows one after the other) halved by a
+ * downsampler, the SIMD path allowed or not; its one row into out. It
+ * checks that the downsampler took the path it was allowed. */
 static void
 halve_image(const uint8_t *rows, uint32_t w, uint32_t nc, bool srgb, bool simd, uint8_t *out)
 {
     char      err[TEX_ERR_LEN];
-    tex_image src = {.width = 2 * w,
-                     .height = 2,
-                     .nchannels = nc,
-                     .type = TEX_TYPE_U8,
-                     .srgb = srgb,
-                     .pixels = (void *)rows},
-              dst;
+    tex_image shape = {
+        .width = 2 * w, .height = 2, .nchannels = nc, .type = TEX_TYPE_U8, .srgb = srgb};
+    tex_downsampler *d;
     tex__halve_u8_simd_allow(simd);
-    REQUIRE(tex_image_downsample(&src, &dst, err) == TEX_OK);
+    REQUIRE(tex_downsampler_new(&shape, &d, err) == TEX_OK);
     tex__halve_u8_simd_allow(true);
-    memcpy(out, dst.pixels, (size_t)w * nc);
-    tex_image_free(&dst);
+    CHECK_EQ_INT(tex__downsampler_simd(d), simd);
+    size_t row = (size_t)2 * w * nc;
+    CHECK(tex_downsampler_push(d, rows) == NULL);
+    const void *half = tex_downsampler_push(d, rows + row);
+    REQUIRE(half);
+    memcpy(out, half, (size_t)w * nc);
+    tex_downsampler_free(d);
 }
 
 /* Every channel count and encoding, widths 1 to 140 and some beyond: each
- * row of outputs the scalar's, byte for byte. */
+ * row of outputs the scalar's, byte for byte, called directly and through
+ * a downsampler. */
 static void
 case_same_bytes(const char *arg)
 {
@@ -75,54 +81,66 @@ case_same_bytes(const char *arg)
         for (int srgb = 0; srgb < 2; srgb++)
             for (uint32_t k = 0; k < 140 + sizeof wide / sizeof wide[0]; k++) {
                 uint32_t w = k < 140 ? k + 1 : wide[k - 140];
-                size_t   bytes = (size_t)4 * w * nc, n = (size_t)w * nc;
-                uint8_t *rows = malloc(bytes), *simd = malloc(n), *scalar = malloc(n);
-                REQUIRE(rows && simd && scalar);
+                size_t   row = (size_t)2 * w * nc, n = (size_t)w * nc;
+                uint8_t *rows = malloc(2 * row), *simd = malloc(n), *direct = malloc(n);
+                uint8_t *scalar = malloc(n);
+                REQUIRE(rows && simd && direct && scalar);
                 for (int ramp = 0; ramp < 2; ramp++) {
-                    fill_rows(rows, bytes, ramp);
+                    fill_rows(rows, rows + row, row, ramp);
                     halve_image(rows, w, nc, srgb, true, simd);
                     halve_image(rows, w, nc, srgb, false, scalar);
+                    tex__halve_u8_simd(rows, rows + row, direct, w, nc, srgb);
                     size_t i = 0;
-                    while (i < n && simd[i] == scalar[i])
+                    while (i < n && simd[i] == scalar[i] && direct[i] == scalar[i])
                         i++;
                     if (i < n)
-                        RT_CHECK_FAIL_("%u channels, %s, width %u, %s rows: byte %zu is %u, "
-                                       "the scalar path's %u",
+                        RT_CHECK_FAIL_("%u channels, %s, width %u, %s rows: byte %zu is %u (%u "
+                                       "called directly), the scalar path's %u",
                                        nc, srgb ? "sRGB" : "linear", w, ramp ? "ramp" : "random", i,
-                                       simd[i], scalar[i]);
+                                       simd[i], direct[i], scalar[i]);
                 }
-                free(rows), free(simd), free(scalar);
+                free(rows), free(simd), free(direct), free(scalar);
             }
 }
 
-/* Rows that end where an unreadable page begins, and an output row with
- * guard bytes after it: each width reads and writes its own bytes only
- * (a read past the rows would fault), and writes the scalar's. */
+/* A buffer of `bytes` that ends where an unreadable page begins. */
+static uint8_t *
+before_guard(size_t bytes, uint8_t **map, size_t *mapped)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *mapped = (bytes + page - 1) / page * page + page;
+    *map = mmap(NULL, *mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(*map != MAP_FAILED);
+    REQUIRE(mprotect(*map + *mapped - page, page, PROT_NONE) == 0);
+    return *map + *mapped - page - bytes;
+}
+
+/* Each row ends where an unreadable page begins, and the output row has
+ * guard bytes after it: each width reads and writes its own bytes only (a
+ * read past either row would fault), and writes the scalar's. */
 static void
 case_bounds(const char *arg)
 {
     (void)arg;
     skip_without_simd();
-    size_t   page = (size_t)sysconf(_SC_PAGESIZE);
-    uint8_t *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(map != MAP_FAILED);
-    REQUIRE(mprotect(map + 2 * page, page, PROT_NONE) == 0);
-    uint8_t *end = map + 2 * page; /* the first unreadable byte */
     for (uint32_t nc = 1; nc <= 4; nc++)
         for (uint32_t w = 1; w <= 200; w++) {
-            size_t   row = (size_t)2 * w * nc, n = (size_t)w * nc;
-            uint8_t *top = end - 2 * row, *bottom = end - row, out[800 + 64], want[800];
-            fill_rows(top, 2 * row, false);
+            size_t   row = (size_t)2 * w * nc, n = (size_t)w * nc, mapped[2];
+            uint8_t *map[2], out[800 + 64], want[800], both[2 * 1600];
+            uint8_t *top = before_guard(row, &map[0], &mapped[0]);
+            uint8_t *bottom = before_guard(row, &map[1], &mapped[1]);
+            fill_rows(top, bottom, row, false);
             memset(out, 0xa5, sizeof out);
             tex__halve_u8_simd(top, bottom, out, w, nc, nc != 2);
-            halve_image(top, w, nc, nc != 2, false, want);
+            memcpy(both, top, row), memcpy(both + row, bottom, row);
+            halve_image(both, w, nc, nc != 2, false, want);
             CHECK(memcmp(out, want, n) == 0);
             for (size_t i = n; i < sizeof out; i++)
                 if (out[i] != 0xa5)
                     RT_CHECK_FAIL_("%u channels, width %u: byte %zu past the row written", nc, w,
                                    i - n);
+            munmap(map[0], mapped[0]), munmap(map[1], mapped[1]);
         }
-    munmap(map, 3 * page);
 }
 
 /* The tests' switch: off, the path says it is not ready; on, ready again. */

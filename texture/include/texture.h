@@ -209,7 +209,7 @@ tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
     X(files_closed, "files closed to stay under the open-file limit")                              \
     X(memory, "bytes of tiles in the cache now")                                                   \
     X(peak_memory, "bytes of tiles in the cache at most")                                          \
-    X(peak_decoding, "files opened at once at most (never more than the CPUs it may run on)")
+    X(peak_decoding, "files being opened (decoded) at once, at most: no more than the CPUs")
 
 #define TEX_STATS_COUNTS(X) TEX_THREAD_COUNTS(X) TEX_SYSTEM_COUNTS(X)
 
