@@ -3,7 +3,7 @@
 # mismatch, unreadable files and bad flags (exit 0 / 1 / 2 and one line);
 # its difference image; imgconvert's exposure.
 set -u
-imgdiff=$1 texgen=$2 maketx=$3 imgconvert=$4
+imgdiff=$1 texgen=$2 maketx=$3 imgconvert=$4 png_channels=$5
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -20,9 +20,17 @@ out=$("$imgdiff" "$a" "$b"); rc=$?
 [ $rc = 1 ] || fail "different images: exit $rc"
 [[ $out == "imgdiff: differ: "* ]] || fail "different images: '$out'"
 
-# The PNG and its maketx EXR differ only by half-float rounding.
+# Every channel counts: the same image with its blue reversed differs.
+"$png_channels" 3 "$a" || fail "png_channels 3"
+"$imgdiff" --quiet "$a" "$tmp/a/tex00-c3.png" && fail "an image differing in blue alone matched"
+
+# The PNG and its maketx EXR differ only by half-float rounding, at most
+# 0.00024 here: a tolerance above that passes, one below fails.
 "$imgdiff" --quiet "$a" "$tmp/a.exr" && fail "exact compare of PNG and half EXR passed"
 "$imgdiff" --quiet --tolerance 0.002 "$a" "$tmp/a.exr" || fail "PNG vs EXR within 0.002"
+out=$("$imgdiff" --tolerance 0.0002 "$a" "$tmp/a.exr") && fail "PNG vs EXR within 0.0002: '$out'"
+max=$(sed -n 's/.*(max \([0-9.e-]*\) at .*/\1/p' <<<"$out")
+awk -v m="$max" 'BEGIN { exit !(m > 0.0002 && m < 0.0003) }' || fail "PNG vs EXR: max '$max' in '$out'"
 n=$("$imgdiff" "$a" "$b" | sed -E 's/.*: ([0-9]+) of.*/\1/')
 "$imgdiff" --quiet --max-fail "$n" "$a" "$b" || fail "--max-fail $n should pass"
 "$imgdiff" --quiet --max-fail "$((n - 1))" "$a" "$b" && fail "--max-fail $((n - 1)) should fail"

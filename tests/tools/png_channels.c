@@ -1,9 +1,10 @@
 /* png_channels: a test helper, not a tool. Writes each 8-bit RGB PNG given
  * with N channels beside it (NAME.png -> NAME-cN.png): 1, grey (its
- * green); 2, grey and alpha; 4, its colour and alpha. The alpha is the
- * red reversed, so it varies across the image and is filtered like any
- * channel. The grey and alpha inputs of texture_bench_test.sh's --floor
- * cases and of the measurements in docs/benchmarks.md (texgen writes RGB).
+ * green); 2, grey and alpha; 3, its colour with the blue reversed (an
+ * image that differs from it in one channel only, for imgdiff's test); 4,
+ * its colour and alpha. The alpha is the red reversed, so it varies across
+ * the image and is filtered like any channel. The grey and alpha inputs of texture_bench_test.sh's
+ * --floor cases and of the measurements in docs/benchmarks.md (texgen writes RGB).
  *
  *   png_channels N FILE.png...
  *
@@ -29,6 +30,8 @@ reshape(const tex_image *src, uint32_t n, tex_image *dst, char err[TEX_ERR_LEN])
         uint8_t alpha = (uint8_t)(255 - p[0]);
         if (n == 4)
             q[0] = p[0], q[1] = p[1], q[2] = p[2], q[3] = alpha;
+        else if (n == 3)
+            q[0] = p[0], q[1] = p[1], q[2] = (uint8_t)(255 - p[2]);
         else
             q[0] = p[1];
         if (n == 2)
@@ -72,7 +75,7 @@ convert(const char *path, uint32_t n)
 int
 main(int argc, char **argv)
 {
-    if (argc < 3 || strlen(argv[1]) != 1 || !strchr("124", argv[1][0])) {
+    if (argc < 3 || strlen(argv[1]) != 1 || !strchr("1234", argv[1][0])) {
         fprintf(stderr, "usage: png_channels 1|2|4 FILE.png...\n");
         return 2;
     }
