@@ -21,12 +21,18 @@ static const char *dir; /* tex_test_dir() */
 static ustr        names[NTEX];
 static tex_system *ts;
 
-/* Texel (x, y) channel c of texture k: every texel differs from its
- * neighbours, so a wrong tile or a torn read shows. */
+/* Texel (x, y) channel c of texture k: a hash of all four, which repeats
+ * nowhere, so a wrong tile or a torn read shows. (A linear pattern, as this
+ * was, repeats every 256 texels and along a tile's diagonal: a lookup
+ * served from the tile 256 texels away passed every test.) */
 static uint8_t
 value(int k, uint32_t x, uint32_t y, uint32_t c)
 {
-    return (uint8_t)(x * 7 + y * 13 + c * 61 + (uint32_t)k * 29);
+    uint32_t h = x * 0x9E3779B1u ^ y * 0x85EBCA77u ^ c * 0xC2B2AE3Du ^ (uint32_t)k * 0x27D4EB2Fu;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (uint8_t)h;
 }
 
 /* Writes texture k, n x n RGBA with value()'s texels, as DIR/PREFIXk.png;
