@@ -65,6 +65,20 @@ quick)
     jq -e --arg b "$b" --arg o "$other" --argjson r "$ratio" '.secs[$b] as $sb | .secs[$o] as $so |
         $sb > 0 and $so >= $sb and ($so / $sb - $r | fabs) < 0.006' <<<"$jline" >/dev/null ||
         fail "verdict $line against $jline"
+    # ... and those medians are the runs' own (one render each here): each
+    # lock's full -t2 render in the JSON's runs.
+    jq -e '([.runs[] | select(.mode == "full" and .threads == 2) | {(.lock): .render_secs}] | add)
+        as $runs | .verdict.modes[] | select(.mode == "full" and .threads == 2) | .secs as $v |
+        ($v | keys) == ($runs | keys) and all($v | keys[]; $v[.] == $runs[.])' "$q.json" >/dev/null ||
+        fail "the verdict's full -t2 times are not the runs': $(jq -c .verdict "$q.json")"
+    # The table's -t2 row of full, lock lockfree: the run's time, and the
+    # speed-up -t1's over it.
+    t1=$(jq '.runs[] | select(.mode == "full" and .lock == "lockfree" and .threads == 1) | .render_secs' "$q.json")
+    t2=$(jq '.runs[] | select(.mode == "full" and .lock == "lockfree" and .threads == 2) | .render_secs' "$q.json")
+    row=$(sed -n '/^full, lock lockfree/,/^$/s/^  -t2 \+\([0-9.]*\) ms \+\([0-9.]*\)x .*/\1 \2/p' <<<"$out")
+    awk -v r="$row" -v t1="$t1" -v t2="$t2" 'BEGIN { split(r, f, " ");
+        exit !(f[1] != "" && (f[1] - t2 * 1000) ^ 2 < 0.005 ^ 2 * 4 && (f[2] - t1 / t2) ^ 2 < 0.006 ^ 2) }' ||
+        fail "full, lock lockfree -t2 row '$row', the runs' -t1 $t1 s and -t2 $t2 s"
     jq -e '(.provenance.command | type) == "string" and (.provenance.version | type) == "string" and
         (.provenance.date | startswith("20")) and (.provenance.cpu_model | type) == "string" and
         .provenance.options.width == 64 and .provenance.options.height == 48 and
