@@ -35,6 +35,15 @@ cold_check() {
     grep -qE "$cold_re" "$tmp/out" || fail "bad result line: $(cat "$tmp/out")"
     grep -qE "^texture-bench cold files=$files bytes=$bytes " "$tmp/out" ||
         fail "expected files=$files bytes=$bytes: $(cat "$tmp/out")"
+    # The ratio is ours over the floor: within what the times' four
+    # decimals allow of secs / decode_secs, and at one round both ends of
+    # the spread, which comes from the rounds' own ratios.
+    awk -v repeat="$*" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+        END { split(v["spread"], s, "-"); r = v["ratio"]; d = v["decode_secs"]; o = v["secs"]
+              if (d > 0.0001 && (r < (o - 0.00005) / (d + 0.00005) - 0.0005 ||
+                                 r > (o + 0.00005) / (d - 0.00005) + 0.0005)) exit 1
+              if (repeat ~ /--repeat 1 / && (s[1] != r || s[2] != r)) exit 1 }' "$tmp/out" ||
+        fail "ratio not ours over the floor: $(cat "$tmp/out")"
     grep -qE '^  level 0 checksum: ours ([0-9a-f]{16}), floor \1$' "$tmp/err" ||
         fail "level 0 checksums differ or are missing:"$'\n'"$(cat "$tmp/err")"
     # Ours brought every tile of every level in: 10 of an 80x80 file (4 at
