@@ -49,6 +49,18 @@ check() { # lock threads... : render-bench's lines for those thread counts
             fail "-t $t: one round's min and max are not its intern_pct: $line"
         # The speed-up is against the first thread count listed.
         [ $i -gt 0 ] || [ "${BASH_REMATCH[6]}" = 1.000 ] || fail "first line's speedup: $line"
+        [ $i -gt 0 ] || f0=${BASH_REMATCH[2]}
+        # Both figures from this line's times (one round: the figures are
+        # that round's), within what their four decimals allow: intern_pct
+        # 100 (bypass - early-out) / full, speedup the first full over this.
+        awk -v f0="$f0" -v f="${BASH_REMATCH[2]}" -v b="${BASH_REMATCH[3]}" -v e="${BASH_REMATCH[4]}" \
+            -v pct="${BASH_REMATCH[5]}" -v up="${BASH_REMATCH[6]}" 'BEGIN { h = 0.00005
+            if (f <= 2 * h || f0 <= 2 * h) exit 0
+            p_lo = 100 * (b - e - 2 * h) / (b - e - 2 * h < 0 ? f - h : f + h) - 0.01
+            p_hi = 100 * (b - e + 2 * h) / (b - e + 2 * h < 0 ? f + h : f - h) + 0.01
+            s_lo = (f0 - h) / (f + h) - 0.001; s_hi = (f0 + h) / (f - h) + 0.001
+            exit !(pct >= p_lo && pct <= p_hi && up >= s_lo && up <= s_hi) }' ||
+            fail "-t $t: intern_pct or speedup not from the times: $line"
         i=$((i + 1))
     done <<<"$out"
 }
