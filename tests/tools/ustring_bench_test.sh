@@ -41,6 +41,13 @@ verdict)
     out=$("$bench" --generate 200 --threads 1,2 --ops 400000 --lock spin,lockfree,mutex \
           --repeat 2) || fail "exit $?"
     [ "$(grep -c '^default ' <<<"$out")" = 1 ] || fail "expected one verdict line:"$'\n'"$out"
+    # Each result line's mops is its ops (every thread's) over its secs, within
+    # what secs's four decimals allow.
+    awk '$1 == "ustring-bench" && $2 ~ /^lock=/ { split($4, o, "="); split($5, s, "=");
+            split($6, m, "="); h = 0.00005
+            if (s[2] > 2 * h && (m[2] < o[2] / (s[2] + h) / 1e6 - 0.01 ||
+                                 m[2] > o[2] / (s[2] - h) / 1e6 + 0.01)) { print; bad++ } }
+        END { exit bad > 0 }' <<<"$out" || fail "mops is not ops over secs:"$'\n'"$out"
     for t in 1 2; do
         want=$(awk -v t="threads=$t" '$1 == "ustring-bench" && $3 == t {
                 split($2, l, "="); s = $5; sub("secs=", "", s); s += 0
@@ -111,6 +118,12 @@ floor)
     same_work "--lock all" "$out" 5
     out=$("$bench" --floor --generate 50 --ops 300 --repeat 1) || fail "exit $?"
     same_work "the default lock" "$out" 1
+    # One round: the ratio is ours over the floor, the floor's rate over ours,
+    # and both ends of its spread.
+    awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+        END { split(v["spread"], s, "-"); r = v["ratio"]; q = v["floor_mops"] / v["mops"]
+              exit !(s[1] == r && s[2] == r && (r - q) ^ 2 <= (0.006 + 0.002 * q) ^ 2) }' <<<"$out" ||
+        fail "ratio not the floor's rate over ours: $out"
     grep -qE '^ustring-bench floor lock=lockfree threads=1 ops=300 ' <<<"$out" || fail "got: $out"
     # A floor that trusted the hash alone (no length, no memcmp()) would find the same
     # strings as the table, so these collide: with the keys USTR_HASH_SEED=1 gives, a
