@@ -25,11 +25,11 @@
  *   width in sqrt(sum): the curve is steepest there at its knee, about 184
  *   codes a unit of sqrt(sum), so a cell (1/256 wide) spans at most 0.72
  *   of a code and holds at most one threshold (made_cells() checks it for
- *   every cell, at its smallest float). The
- *   code is then the cell's first code, plus one if the sum reaches that
- *   code's threshold: a 512-entry byte table (four permutes) and a
- *   256-entry float table (four planes, as the decode). sqrtf() rounds
- *   correctly and so is monotonic, so each cell is one run of floats.
+ *   every cell, at its smallest float). The code is then the cell's first
+ *   code, plus one if the sum reaches that code's threshold: a 512-entry
+ *   byte table (four permutes) and a 256-entry float table (four planes,
+ *   as the decode). sqrtf() rounds correctly and so is monotonic, so each
+ *   cell is one run of floats.
  * - Encode, not sRGB (alpha, data): lrintf(mean * 255) is rint(sum * 63.75)
  *   for the same reason as the sums.
  *
@@ -222,7 +222,8 @@ bytes_of(const __m512i d[4])
     return _mm512_packus_epi16(words_of(d[0], d[1]), words_of(d[2], d[3]));
 }
 
-/* The bytes a window reads: up to `left` of the 128 from p. */
+/* A mask of the first `left` of 64 bytes (all of them from 64 on): what a
+ * load or store may touch of a row with `left` bytes to go. */
 static inline __mmask64
 first_64(size_t left)
 {
@@ -309,7 +310,7 @@ halve_nc(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w, ui
      * independent steps overlap where one long one would wait. */
     for (size_t j0 = 0; j0 < n; j0 += BLOCK * 64) {
         __m512 sum[BLOCK][4];
-        size_t steps = (n - j0 + 63) / 64 < BLOCK ? (n - j0 + 63) / 64 : BLOCK;
+        size_t left = (n - j0 + 63) / 64, steps = left < BLOCK ? left : BLOCK;
         for (size_t k = 0; k < steps; k++) {
             size_t  j = j0 + 64 * k, r = j % nc, a = 2 * (j - r) + r; /* j's top-left input */
             __m512i window = _mm512_load_si512(tables.window[nc - 1][r]);

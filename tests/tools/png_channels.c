@@ -3,8 +3,9 @@
  * green); 2, grey and alpha; 3, its colour with the blue reversed (an
  * image that differs from it in one channel only, for imgdiff's test); 4,
  * its colour and alpha. The alpha is the red reversed, so it varies across
- * the image and is filtered like any channel. The grey and alpha inputs of texture_bench_test.sh's
- * --floor cases and of the measurements in docs/benchmarks.md (texgen writes RGB).
+ * the image and is filtered like any channel. The grey and alpha inputs of
+ * texture_bench_test.sh's --floor cases and of the measurements in
+ * docs/benchmarks.md (texgen writes RGB).
  *
  *   png_channels N FILE.png...
  *
