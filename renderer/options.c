@@ -4,6 +4,7 @@
 
 #include "rt_options.h"
 #include "rt_scene.h" /* RT_MAX_COORD */
+#include "ustr_cpus.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -558,7 +559,7 @@ show_version(opt_state *st, const char *arg)
  * here, its handler above and the field it sets (docs/design.md, "One list
  * per fact"). */
 static const opt_def options[] = {
-    {"threads", 't', "N", "worker threads (default: all hardware threads)", VALUE(set_threads)},
+    {"threads", 't', "N", "worker threads (default: one a CPU it may run on)", VALUE(set_threads)},
     {"output", 'o', "FILE",
      ".exr (float RGBA) or .png (8-bit sRGB) by extension\n(default " RT_DEFAULT_OUTPUT ")",
      VALUE(set_output)},
@@ -680,13 +681,13 @@ rt_options_usage(FILE *f)
           f);
 }
 
+/* -t's default: the CPUs the process may run on (ustr_cpus.h), so that a
+ * render under taskset or in a container's cpuset runs one thread a CPU. */
 static unsigned
 hardware_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        return 1;
-    return n > RT_MAX_THREADS ? RT_MAX_THREADS : (unsigned)n;
+    unsigned n = ustr_cpus_usable();
+    return n > RT_MAX_THREADS ? RT_MAX_THREADS : n;
 }
 
 /* An option word as the user wrote it, without any "=value": "--foo=1" gives

@@ -1,33 +1,13 @@
 /* The texture system's public face: creation, worker contexts, the lookup
  * entry point (UDIM resolution, then the sampler), stats. */
-#define _GNU_SOURCE /* sched_getaffinity() */
 #include "texture_internal.h"
+#include "ustr_cpus.h"
 
 #include <errno.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The CPUs the creating thread may run on, the process's unless its
- * threads were pinned apart: a render pinned to 4 of a machine's 64
- * (taskset, a container's cpuset) decodes 4 files at once, not 64. The set
- * is sized for every CPU the machine has (a fixed cpu_set_t holds 1,024,
- * and the call fails on a kernel that counts more); if the call fails,
- * the machine's online CPUs. */
-static unsigned
-usable_cpus(void)
-{
-    long       conf = sysconf(_SC_NPROCESSORS_CONF), online = sysconf(_SC_NPROCESSORS_ONLN);
-    int        n = conf > 1024 ? (int)conf : 1024, count = 0;
-    cpu_set_t *set = CPU_ALLOC(n);
-    if (set && sched_getaffinity(0, CPU_ALLOC_SIZE(n), set) == 0)
-        count = CPU_COUNT_S(CPU_ALLOC_SIZE(n), set);
-    CPU_FREE(set);
-    return count > 0 ? (unsigned)count : online > 0 ? (unsigned)online : 1;
-}
 
 tex_result
 tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN])
@@ -57,7 +37,7 @@ tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN]
     pthread_mutex_init(&ts->decode_lock, NULL);
     pthread_cond_init(&ts->decode_free, NULL);
     pthread_cond_init(&ts->budget_free, NULL);
-    ts->max_decoding = usable_cpus();
+    ts->max_decoding = ustr_cpus_usable();
     tex_result r = tex__files_init(ts);
     if (r == TEX_OK)
         r = tex__cache_init(ts, err);

@@ -335,12 +335,19 @@ work_size)
     ;;
 waiting)
     # Two workers on one CPU wait for it half the time: the row says so, in
-    # the table, the CSV (cpu_share) and the JSON (its flags).
+    # the table, the CSV (cpu_share) and the JSON (its flags). And the study
+    # counts the CPUs it may run on, not the machine's: -t2 is marked '*'.
     command -v taskset >/dev/null || { echo "skipped: no taskset"; exit 77; }
     out=$(taskset -c 0 "$study" --quick --threads 2 --modes early-out -r 320 240 --out t s.obj \
         2>/dev/null) || fail "exit $?"
-    grep -qE -- "^  -t2 .* ! on a CPU [0-9]+% of the time: the threads waited" <<<"$out" ||
-        fail "-t2 on one CPU not flagged: $out"
+    grep -qE -- "^  -t2\* .* ! on a CPU [0-9]+% of the time: the threads waited" <<<"$out" ||
+        fail "-t2 on one CPU not flagged, or not marked '*': $out"
+    online=$(getconf _NPROCESSORS_ONLN)
+    if [ "$online" -gt 1 ]; then
+        grep -qE -- "^machine: 1 physical cores, 1 hardware threads of $online online \(its CPU affinity\)" \
+            <<<"$out" || fail "the machine line under taskset: $(grep ^machine <<<"$out")"
+    fi
+    jq -e '.usable_cpus == 1' t.json >/dev/null || fail "t.json's usable_cpus: $(jq .usable_cpus t.json)"
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         !($col["cpu_share"] > 0 && $col["cpu_share"] < 0.75) { bad = 1 } END { exit bad }' t.csv ||
         fail "cpu_share of two workers on one CPU: $(cut -d, -f1-13 t.csv)"

@@ -33,6 +33,15 @@ scale)
         n=$(grep -cE "^$l +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\$" <<<"$out")
         [ "$n" = 4 ] || fail "expected 4 table rows for $l, got $n:"$'\n'"$out"
     done
+    # '*' goes past the CPUs the bench may run on, not the machine's: pinned
+    # to one, 2 threads are marked.
+    if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+        out=$(taskset -c 0 "$bench" --scale --generate 100 --threads 1,2 --ops 500 --repeat 1 \
+            --lock mutex) || fail "pinned: exit $?"
+        grep -qE '^lock +1 thread +2 threads\* *$' <<<"$out" || fail "pinned: 2 threads unmarked: $out"
+        grep -qx '\* more threads than the 1 CPUs this process may run on' <<<"$out" ||
+            fail "pinned: the mark's note: $out"
+    fi
     ;;
 verdict)
     # The default's verdict line: its throughput over the fastest other lock's at each

@@ -1,9 +1,11 @@
 /* renderer/include/rt_options.h: the command line of `render`. Every option in both
  * the "=" and the space form, the defaults, --help and --version, and the bad
  * inputs, each of which must print exactly one error line and the hint. */
+#define _GNU_SOURCE /* sched_getaffinity(), sched_setaffinity() */
 #include "check.h"
 #include "rt_options.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -113,8 +115,10 @@ case_defaults(const char *arg)
     parse_ok(WORDS("scene.gltf"), &o, &a);
     CHECK_EQ_STR(o.scene, "scene.gltf");
     CHECK_EQ_STR(o.output, "render.exr");
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    CHECK_EQ_INT(o.threads, n < 1 ? 1 : n > RT_MAX_THREADS ? RT_MAX_THREADS : n);
+    cpu_set_t set; /* one thread a CPU the process may run on, not the machine's */
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    int n = CPU_COUNT(&set);
+    CHECK_EQ_INT(o.threads, n > RT_MAX_THREADS ? RT_MAX_THREADS : n);
     CHECK(o.threads >= 1);
     CHECK_EQ_INT(o.width, 640);
     CHECK_EQ_INT(o.height, 480);
@@ -136,6 +140,35 @@ case_defaults(const char *arg)
     CHECK_EQ_INT(o.exr_compression, RT_EXR_ZIP);
     CHECK(!o.stats && !o.quiet);
     CHECK_EQ_PTR(o.stats_json, NULL);
+    args_free(&a);
+}
+
+/* Pinned to one CPU (as taskset or a container's cpuset would), -t's
+ * default is one thread, whatever the machine has. */
+static void
+case_threads_pinned(const char *arg)
+{
+    (void)arg;
+    cpu_set_t set;
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    if (CPU_COUNT(&set) < 2) {
+        fprintf(stderr, "skipped: one CPU to run on, so pinning to it changes nothing\n");
+        exit(77); /* SKIP_RETURN_CODE (RT_TEST_SKIP) */
+    }
+    int last = CPU_SETSIZE - 1;
+    while (!CPU_ISSET(last, &set))
+        last--;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    rt_options o;
+    args       a;
+    parse_ok(WORDS("scene.gltf"), &o, &a);
+    CHECK_EQ_INT(o.threads, 1);
+    args_free(&a);
+    parse_ok(WORDS("-t", "3", "scene.gltf"), &o, &a); /* the user's choice stands */
+    CHECK_EQ_INT(o.threads, 3);
     args_free(&a);
 }
 
@@ -541,6 +574,7 @@ case_bad(const char *arg)
 
 static const rt_test_case cases[] = {
     {"defaults", case_defaults},
+    {"threads_pinned", case_threads_pinned},
     {"equals_form", case_equals_form},
     {"space_form", case_space_form},
     {"short_forms", case_short_forms},

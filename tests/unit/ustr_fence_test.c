@@ -28,10 +28,11 @@
  * one CPU (a context switch is a full barrier), or a machine so busy that
  * the threads never overlap within the time budget, it says so and exits
  * 77 (skipped). */
-#define _GNU_SOURCE /* sched_getaffinity(), pthread_setaffinity_np(), CPU_COUNT() */
+#define _GNU_SOURCE /* pthread_setaffinity_np() */
 #include "check.h"
 #include "fence_testing.h"
 #include "time_testing.h"
+#include "ustr_cpus.h"
 #include "ustr_fence.h"
 
 #include <pthread.h>
@@ -176,20 +177,6 @@ reader(void *arg)
     }
 }
 
-/* The first two CPUs this process may run on, or -1s where it has one. */
-static int
-cpus_two(int cpu[2])
-{
-    cpu_set_t set;
-    cpu[0] = cpu[1] = -1;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 0;
-    for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
-        if (CPU_ISSET(c, &set))
-            cpu[n++] = c;
-    return CPU_COUNT(&set);
-}
-
 static void
 case_litmus(const char *arg)
 {
@@ -200,19 +187,18 @@ case_litmus(const char *arg)
                         "so no fence can be told from none\n");
         exit(SKIP);
     }
-    int cpu[2];
-    int ncpus = cpus_two(cpu);
-    if (ncpus < 2) {
+    unsigned cpu[2];
+    if (ustr_cpus_usable_ids(cpu, 2) < 2) { /* the first two CPUs it may run on */
         fprintf(stderr,
-                "skipped: %d CPU to run on: the two sides never run at once (a context "
+                "skipped: %u CPU to run on: the two sides never run at once (a context "
                 "switch is a full barrier), so no fence can be told from none\n",
-                ncpus);
+                ustr_cpus_usable());
         exit(SKIP);
     }
     /* Each side on a CPU of its own: both run at once far more often. */
     static litmus l; /* static: aligned, and zero (round 0 is done) */
-    l.reader_cpu = cpu[1];
-    pin(cpu[0]);
+    l.reader_cpu = (int)cpu[1];
+    pin((int)cpu[0]);
     pthread_t thread;
     REQUIRE(pthread_create(&thread, NULL, reader, &l) == 0);
 

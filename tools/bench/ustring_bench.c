@@ -22,6 +22,7 @@
 #include "intern_floor.h"
 #include "texpaths.h"
 #include "tool.h"
+#include "ustr_cpus.h"
 #include "ustring.h"
 
 #include <errno.h>
@@ -332,7 +333,7 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64]) /* threads, lock, r
     }
     if (d < 0 || others == 0)
         return;
-    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    long hw = ustr_cpus_usable(); /* its affinity, where the threads run */
     printf("default %s over the fastest other lock, throughput (the rounds' range):", ours);
     for (int j = 0; j < b->nthreads; j++) {
         double mine = tool_median(secs[j][d], b->repeat), best = 0, lo = 0, hi = 0;
@@ -359,7 +360,7 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64]) /* threads, lock, r
 static void
 scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
 {
-    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    long hw = ustr_cpus_usable(); /* its affinity, where the threads run */
     printf("\n%s: %" PRIu64 " ops per thread, %zu strings, median of %d; "
            "x = throughput / 1-thread throughput\n",
            w->name, w->ops, b->lines.n, b->repeat);
@@ -385,7 +386,7 @@ scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
         }
         putchar('\n');
     }
-    printf("* more threads than this machine's %ld hardware threads\n", hw);
+    printf("* more threads than the %ld CPUs this process may run on\n", hw);
 }
 
 static void

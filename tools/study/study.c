@@ -35,6 +35,7 @@
 #include "study_plan.h"
 #include "tool.h"
 #include "usl.h"
+#include "ustr_cpus.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -266,18 +267,19 @@ plan_parse(int argc, char **argv, plan *p)
 
 /* ---- the machine ---- */
 
-/* Physical cores: distinct (package, core) pairs in sysfs; 0 when unknown. */
+/* Physical cores among the CPUs the study may run on (ustr_cpus.h): distinct
+ * (package, core) pairs in sysfs; 0 when unknown. */
 static unsigned
 physical_cores(void)
 {
-    unsigned pairs[1024][2], n = 0;
-    long     cpus = sysconf(_SC_NPROCESSORS_CONF);
-    for (long c = 0; c < cpus && n < 1024; c++) {
+    static unsigned ids[1024], pairs[1024][2];
+    unsigned        n = 0, ncpus = ustr_cpus_usable_ids(ids, 1024);
+    for (unsigned i = 0; i < ncpus; i++) {
         char     path[128];
         unsigned v[2];
         bool     ok = true;
         for (int k = 0; k < 2 && ok; k++) {
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/topology/%s", c,
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%u/topology/%s", ids[i],
                      k == 0 ? "physical_package_id" : "core_id");
             FILE *f = fopen(path, "r");
             ok = f && fscanf(f, "%u", &v[k]) == 1;
@@ -287,8 +289,8 @@ physical_cores(void)
         if (!ok)
             continue;
         bool seen = false;
-        for (unsigned i = 0; i < n && !seen; i++)
-            seen = pairs[i][0] == v[0] && pairs[i][1] == v[1];
+        for (unsigned k = 0; k < n && !seen; k++)
+            seen = pairs[k][0] == v[0] && pairs[k][1] == v[1];
         if (!seen)
             pairs[n][0] = v[0], pairs[n][1] = v[1], n++;
     }
@@ -599,9 +601,9 @@ plot_again(int argc, char **argv)
     for (int l = 0; l < nlocks; l++)
         p.locks[l] = (ustr_lock)locks[l];
     p.nmodes = nmodes, p.nlocks = nlocks, p.repeat = p.repeat ? p.repeat : 1;
-    p.hw = f.hardware_threads;
+    p.hw = f.usable_cpus ? f.usable_cpus : f.hardware_threads; /* older files: the machine's */
     printf("study: %s (from %s: %d runs, on %u physical cores, %u hardware threads)\n", f.scene,
-           json, f.nruns, f.physical_cores, f.hardware_threads);
+           json, f.nruns, f.physical_cores, p.hw);
     print_tables(&p, f.runs, f.nruns, p.hw, stdout);
     verdict *v = calloc(1, sizeof *v);
     if (!v)
@@ -624,10 +626,12 @@ main(int argc, char **argv)
             return plot_again(argc, argv);
     plan p;
     plan_parse(argc, argv, &p);
-    p.hw = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    /* The CPUs the study and its renders may run on (the renders inherit
+     * its affinity): where `*` goes, what the work is sized for. */
+    p.hw = ustr_cpus_usable();
     out_check(&p);
     unsigned   cores = physical_cores();
-    long       hw = sysconf(_SC_NPROCESSORS_ONLN);
+    long       hw = p.hw, online = sysconf(_SC_NPROCESSORS_ONLN);
     provenance pv;
     provenance_make(&p, &pv);
     char prog[4096];
@@ -645,14 +649,17 @@ main(int argc, char **argv)
             render_one(&p, RT_TEXTURE_FULL, p.locks[0], 1, p.ranks[r], &warm, true);
             break;
         }
-    work_size(&p, hw > 0 ? (unsigned)hw : 1, p.work);
+    work_size(&p, p.hw, p.work);
 
     /* '*': more threads than the machine runs at once, so the OS preempts
      * some (a lock's holder among them): the one meaning of the mark in
      * every tool (ustring-bench's too). */
-    printf("study: %s\nmachine: %u physical cores, %ld hardware threads (* marks thread counts "
+    char of[64] = "";
+    if (online > hw)
+        snprintf(of, sizeof of, " of %ld online (its CPU affinity)", online);
+    printf("study: %s\nmachine: %u physical cores, %ld hardware threads%s (* marks thread counts "
            "above the hardware threads: the OS preempts)\n",
-           p.o.scene, cores, hw);
+           p.o.scene, cores, hw, of);
     provenance_print(&p, &pv, stdout);
     if (p.work[0])
         printf("work: %s\n", p.work);
@@ -692,9 +699,9 @@ main(int argc, char **argv)
     if (!v)
         tool_die("out of memory");
     verdict_make(&p, runs, n, v);
-    print_tables(&p, runs, n, hw > 0 ? (unsigned)hw : 0, stdout);
+    print_tables(&p, runs, n, p.hw, stdout);
     print_usl(&p, runs, n, cores, stdout);
-    verdict_print(&p, v, hw > 0 ? (unsigned)hw : 0, stdout);
+    verdict_print(&p, v, p.hw, stdout);
     bool ok = write_csv(&p, runs, n) && write_json(&p, runs, n, cores, complete, &pv, v) &&
               write_png(&p, runs, n, cores);
     free(v);

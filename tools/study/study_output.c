@@ -333,6 +333,7 @@ write_json(const plan *p, const run *runs, int n, unsigned cores, bool complete,
     rt_json_str(j, "scene", p->o.scene, &ok);
     rt_json_num(j, "physical_cores", cores, &ok);
     rt_json_num(j, "hardware_threads", (double)sysconf(_SC_NPROCESSORS_ONLN), &ok);
+    rt_json_num(j, "usable_cpus", p->hw, &ok); /* its affinity: where '*' goes */
     rt_json_num(j, "repeat", p->repeat, &ok);
     rt_json_bool(j, "complete", complete, &ok);
     rt_json_num(j, "width", p->o.width, &ok);

@@ -34,7 +34,7 @@ typedef struct plan {
     bool            work_given;      /* -r, --resolution or --spp given, or --quick */
     unsigned        width, height;   /* 0: o's; else the size work_size() chose */
     char            work[256];       /* what work_size() did, "" if nothing */
-    unsigned        hw;              /* the hardware threads of the machine the study ran on */
+    unsigned        hw;              /* the CPUs the study could run on (ustr_cpus.h) */
     double          min_render_secs; /* --min-render-ms: work_size()'s aim; 0: none */
     int             deadline_secs;   /* --deadline: from the start; < 0: none */
     unsigned        grace_secs;      /* --grace: after the deadline, until the render stops */

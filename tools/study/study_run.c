@@ -369,6 +369,7 @@ study_file_parse(const char *json, study_file *f, char err[STUDY_ERR_LEN])
     f->runs = calloc(n > 0 ? (size_t)n : 1, sizeof *f->runs);
     f->physical_cores = (unsigned)count(root, "physical_cores");
     f->hardware_threads = (unsigned)count(root, "hardware_threads");
+    f->usable_cpus = (unsigned)count(root, "usable_cpus");
     bool         ok = f->scene && f->runs;
     const cJSON *o;
     cJSON_ArrayForEach(o, runs)

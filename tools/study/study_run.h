@@ -80,11 +80,12 @@ void study_run_note_interrupt(void);
 bool study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN]);
 
 /* A study's JSON read back (study --plot): its scene, the machine's
- * physical cores and its runs, as study wrote them. A file from an older
- * study that lacks a column reads it as 0. */
+ * physical cores, online CPUs and those the study could use, and its runs,
+ * as study wrote them. A file from an older study that lacks a column reads
+ * it as 0. */
 typedef struct study_file {
     char      *scene;
-    unsigned   physical_cores, hardware_threads;
+    unsigned   physical_cores, hardware_threads, usable_cpus;
     study_run *runs;
     int        nruns;
 } study_file;
