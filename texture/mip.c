@@ -421,13 +421,14 @@ row_put(const tex_image *shape, void *row, const float *line)
 struct tex_downsampler {
     tex_image src, dst; /* shapes; dst.pixels is the output row */
     taps      tx, ty;
-    bool      fast_u8; /* 8-bit, even sides: halve_u8_row() */
-    bool      simd;    /* ... by tex__halve_u8_simd() */
-    uint32_t  y;       /* source rows taken */
-    uint32_t  next;    /* the first output row not yet done */
-    float    *line;    /* a source row as linear floats */
-    float    *row;     /* ... resampled along x */
-    float    *held;    /* ty.halve: the even source row, resampled */
+    bool      fast_u8;   /* 8-bit, even sides: halve_u8_row() */
+    bool      simd;      /* ... by tex__halve_u8_simd() */
+    uint32_t  simd_rows; /* output rows it made (tests: the path is taken) */
+    uint32_t  y;         /* source rows taken */
+    uint32_t  next;      /* the first output row not yet done */
+    float    *line;      /* a source row as linear floats */
+    float    *row;       /* ... resampled along x */
+    float    *held;      /* ty.halve: the even source row, resampled */
     float    *out;
     double   *acc[2]; /* outputs next and next + 1 */
     uint8_t  *raw;    /* fast_u8: the even source row as given */
@@ -528,10 +529,10 @@ push_general(tex_downsampler *d, uint32_t y)
     return true;
 }
 
-bool
-tex__downsampler_simd(const tex_downsampler *d)
+uint32_t
+tex__downsampler_simd_rows(const tex_downsampler *d)
 {
-    return d->simd;
+    return d->simd_rows;
 }
 
 const void *
@@ -543,10 +544,11 @@ tex_downsampler_push(tex_downsampler *d, const void *row)
     bool     done;
     if (d->fast_u8) {
         done = y % 2 == 1;
-        if (done && d->simd)
+        if (done && d->simd) {
             tex__halve_u8_simd(d->raw, row, d->dst.pixels, d->dst.width, d->src.nchannels,
                                d->src.srgb);
-        else if (done)
+            d->simd_rows++;
+        } else if (done)
             halve_u8_row(&d->src, d->unorm, d->raw, row, d->dst.pixels);
         else
             memcpy(d->raw, row, (size_t)d->src.width * d->src.nchannels);

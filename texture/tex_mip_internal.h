@@ -24,9 +24,9 @@ bool tex__halve_u8_simd_ready(void);
 void tex__halve_u8_simd(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w,
                         uint32_t nc, bool srgb);
 
-/* Tests: whether a downsampler halves its rows by tex__halve_u8_simd()
- * (8-bit, even sides, and the path ready when it was made). */
-bool tex__downsampler_simd(const tex_downsampler *d);
+/* Tests: how many output rows a downsampler has made by tex__halve_u8_simd()
+ * (8-bit, even sides, and the path ready when it was made; otherwise 0). */
+uint32_t tex__downsampler_simd_rows(const tex_downsampler *d);
 
 /* Tests: false makes tex__halve_u8_simd_ready() say false from then on, so
  * that both paths can be compared in one process; true gives it back. */
