@@ -17,6 +17,14 @@ if [ "${3:-}" = output ]; then
         ok = r > 0 && e > 0 && r8 > 0 && q > 0 && q8 > 0
         ok = ok && (q - e / r) ^ 2 < (0.0006 + 0.01 * q) ^ 2 && (q8 - e / r8) ^ 2 < (0.0006 + 0.01 * q8) ^ 2
         exit !ok }' || fail "rates and ratios disagree: $out"
+    # Embree's loops trace one ray a pixel: another integrator, or more
+    # samples, is a usage error, not a line that calls them eyelight's rays.
+    for opt in "--spp 4" "--integrator path"; do
+        # shellcheck disable=SC2086 # the option and its value, two words
+        err=$("$bench" -t 1 -r 8 8 --repeat 1 $opt "$scene" 2>&1 >/dev/null) && fail "$opt: exit 0"
+        [[ $err == "render-bench: against Embree's loops, the render is eyelight at --spp 1"* ]] ||
+            fail "$opt: '$err'"
+    done
     echo ok
     exit 0
 fi

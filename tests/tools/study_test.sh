@@ -383,6 +383,8 @@ bad_input)
         [ -z "$(ls b.* 2>/dev/null)" ] || fail "study $*: left $(ls b.*)"
     }
     check "--modes" --quick --modes full,sideways s.obj
+    check "--bypass-texture: the study runs the texture modes --modes names" --quick --bypass-texture s.obj
+    check "--early-out: the study runs the texture modes --modes names" --quick --early-out s.obj
     check "--locks" --quick --locks futex s.obj
     check "--threads" --threads , s.obj
     check "--threads" --threads 0,2 s.obj

@@ -20,12 +20,15 @@
  *   render-bench threads=T rays=N raw_mrays=R eyelight_mrays=E ratio=E/R
  *       raw8_mrays=P ratio8=E/P
  *
- * --scaling: the render as `render` runs it, for each thread count T, in
+ * --scaling: rt_render(), in this process, for each thread count T, in
  * each texture mode (full, --bypass-texture, --early-out), --repeat times
  * in rounds that visit every configuration once (so slow spells of a noisy
- * machine spread over all of them). Each render starts cold, as a new
- * process would: a new texture system (no file open, no tile cached); the
- * scene and its interned names are shared. One line per T, medians:
+ * machine spread over all of them). Each render starts with a new texture
+ * system (no file open, no tile cached); the scene, its interned names,
+ * the heap and the OS's file cache are shared, so it is not a new process's
+ * cold start (`study` runs each render as a `render` process of its own,
+ * and its figures are the ones to compare with a standalone render's). One
+ * line per T, medians:
  *
  *   render-bench threads=T full_secs=F bypass_secs=B early_out_secs=E
  *       intern_pct=P speedup=S workers=W lock=L intern_pct_min=P0 intern_pct_max=P1
@@ -61,9 +64,10 @@ typedef struct raw {
     const rt_camera_rays *cam;
     RTCScene              scene;
     _Atomic uint32_t     *next;
+    pthread_barrier_t    *start; /* every thread made before any traces, as the renderer's crew */
     uint32_t              tiles_x, ntiles;
     bool                  packets; /* rtcIntersect8 over 4x2 pixels */
-    double                start, end;
+    double                start_time, end;
     uint64_t              hits;
     pthread_t             thread;
 } raw;
@@ -108,7 +112,8 @@ raw_main(void *arg)
      * and a per-ray write there would share a cache line between threads. */
     uint64_t hits = 0;
     rt_thread_fp_setup(); /* as the renderer's workers trace */
-    r->start = tool_now();
+    pthread_barrier_wait(r->start);
+    r->start_time = tool_now();
     for (;;) {
         /* Relaxed: hands each tile to one thread; the join orders the rest. */
         uint32_t i = atomic_fetch_add_explicit(r->next, 1, memory_order_relaxed);
@@ -147,16 +152,18 @@ raw_main(void *arg)
 static double
 raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene, bool packets)
 {
-    _Atomic uint32_t next = 0;
-    uint32_t         tiles_x = rt_options_tiles_x(o), ntiles = rt_options_tiles(o);
-    raw             *r = calloc(o->threads, sizeof *r);
-    if (!r)
+    _Atomic uint32_t  next = 0;
+    uint32_t          tiles_x = rt_options_tiles_x(o), ntiles = rt_options_tiles(o);
+    raw              *r = calloc(o->threads, sizeof *r);
+    pthread_barrier_t start;
+    if (!r || pthread_barrier_init(&start, NULL, o->threads) != 0)
         tool_die("out of memory");
     for (unsigned t = 0; t < o->threads; t++) {
         r[t] = (raw){.o = o,
                      .cam = cam,
                      .scene = scene,
                      .next = &next,
+                     .start = &start,
                      .tiles_x = tiles_x,
                      .ntiles = ntiles,
                      .packets = packets};
@@ -166,9 +173,10 @@ raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene, bool pac
     double first = 0, last = 0;
     for (unsigned t = 0; t < o->threads; t++) {
         pthread_join(r[t].thread, NULL);
-        first = t == 0 || r[t].start < first ? r[t].start : first;
+        first = t == 0 || r[t].start_time < first ? r[t].start_time : first;
         last = r[t].end > last ? r[t].end : last;
     }
+    pthread_barrier_destroy(&start);
     free(r);
     return last - first;
 }
@@ -394,6 +402,12 @@ main(int argc, char **argv)
         free(args);
         return rc;
     }
+    /* Embree's loops trace one camera ray a pixel: the comparison holds for
+     * eyelight at 1 spp alone (its line would call another integrator's
+     * samples eyelight's rays). */
+    if (!thread_counts && (b.o.integrator != RT_INTEGRATOR_EYELIGHT || b.o.spp != 1))
+        tool_bad_usage("against Embree's loops, the render is eyelight at --spp 1, which trace "
+                       "the same rays (--scaling times any integrator)");
 
     char err[RT_ERR_LEN];
     if (ustr_table_create(&(ustr_config){.lock = b.o.lock}, &b.strings) != USTR_OK)

@@ -262,6 +262,12 @@ plan_parse(int argc, char **argv, plan *p)
     int rc = rt_options_parse(n, rest, &p->o);
     if (rc >= 0)
         exit(rc); /* 0: --version; its usage errors are study's too */
+    /* Each run's mode is the study's flag alone: one passed to every render
+     * would turn the full rows into bypass or early-out ones, labelled full. */
+    if (p->o.texture_mode != RT_TEXTURE_FULL)
+        tool_bad_usage("%s: the study runs the texture modes --modes names "
+                       "(full,bypass,early-out), not one for every render",
+                       p->o.texture_mode == RT_TEXTURE_BYPASS ? "--bypass-texture" : "--early-out");
     free(rest);
 }
 
