@@ -78,10 +78,21 @@ verdict)
         [ "$wlock" = either ] || [ "$lock" = "$wlock" ] ||
             fail "$t threads: fastest other $lock, the lines say $wlock:"$'\n'"$out"
     done
-    # The rounds interleave: the last round, in which each lock's line is printed, starts
-    # at the second lock (round 0 at the first), so a lock-after-lock run shows as spin first.
-    first=$(grep -m1 '^ustring-bench lock=' <<<"$out" | sed -E 's/.*lock=([a-z]+) .*/\1/')
-    [ "$first" = lockfree ] || fail "not interleaved: the first line is $first's:"$'\n'"$out"
+    # The rounds interleave (--rounds prints each run as it ends): a round runs every
+    # lock at every thread count, the locks' order rotating by round; and each result
+    # line's secs is the median of its runs (of two, their mean), to its four decimals.
+    out=$("$bench" --generate 200 --threads 1,2 --ops 2000 --lock spin,lockfree,mutex --repeat 2 \
+          --rounds 2>&1) || fail "--rounds: exit $?"
+    order=$(sed -nE 's/^  round ([0-9]): ([0-9]) threads?, ([a-z]+), [0-9.]+ s$/\1 \2 \3/p' <<<"$out" |
+        tr '\n' ,)
+    want="1 1 spin,1 1 lockfree,1 1 mutex,1 2 spin,1 2 lockfree,1 2 mutex,"
+    want+="2 1 lockfree,2 1 mutex,2 1 spin,2 2 lockfree,2 2 mutex,2 2 spin,"
+    [ "$order" = "$want" ] || fail "the runs' order: $order"$'\n'"$out"
+    awk '$1 == "round" { n = $3 + 0; sub(",", "", $5); s[n " " $5] += $6 / 2 }
+        $1 == "ustring-bench" { split($2, l, "="); split($3, t, "="); split($5, v, "=")
+            k = t[2] " " l[2]; if ((s[k] - v[2]) ^ 2 > 0.00006 ^ 2) { print k, s[k], v[2]; bad++ } }
+        END { exit bad > 0 || length(s) != 6 }' <<<"$(sed 's/^  //' <<<"$out")" ||
+        fail "a line's secs is not its runs' median:"$'\n'"$out"
     # No verdict without the default, nor with the default alone.
     out=$("$bench" --generate 50 --threads 1 --ops 500 --lock spin,mutex --repeat 1) || fail "exit $?"
     ! grep -q '^default ' <<<"$out" || fail "a verdict without the default: $out"

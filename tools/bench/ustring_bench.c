@@ -61,7 +61,8 @@ typedef struct bench {
     int       nlocks;
     int       repeat;
     bool      print_stats;
-    bool      floor; /* --floor */
+    bool      print_rounds; /* --rounds: each run's time on stderr as it ends */
+    bool      floor;        /* --floor */
 } bench;
 
 typedef struct worker {
@@ -80,7 +81,7 @@ static const char usage_text[] =
     "usage: ustring-bench [--strings FILE | --generate N] [--seed S]\n"
     "                     [--threads T[,T...]] [--ops M] [--new-fraction F]\n"
     "                     [--same-string] [--lock L[,L...]|all] [--repeat K]\n"
-    "                     [--scale] [--stats] [--floor]\n"
+    "                     [--scale] [--stats] [--rounds] [--floor]\n"
     "  --strings FILE    intern the lines of FILE (one string per line)\n"
     "  --generate N      intern N generated texture paths instead (default 1000)\n"
     "  --seed S          seed of the generated paths (default 1)\n"
@@ -94,6 +95,9 @@ static const char usage_text[] =
     "  --scale           run hot, 10% new, 100% new and same-string workloads for\n"
     "                    every lock and print tables of throughput and speed-up\n"
     "  --stats           print the table's statistics after each configuration\n"
+    "  --rounds          print each timed run as it ends, in the order run (stderr):\n"
+    "                    a round runs every lock at every thread count, the locks'\n"
+    "                    order rotating by round\n"
     "  --floor           hot lookups against the floor, a plain table with the same\n"
     "                    hash and compare; rounds alternate the floor and the table\n"
     "                    at 1 thread, then both at each --threads count (default 2;\n"
@@ -291,29 +295,43 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     return secs;
 }
 
-/* Times every lock at `nthreads`, --repeat rounds, interleaved: a round
- * runs each lock once, in an order that rotates by round, so that a machine
- * whose speed drifts (another job, a noisy neighbour) weighs on every lock
- * alike and their ratios hold, where lock after lock would hand the drift
- * to whichever ran then. secs[i][k]: lock i's time in round k. Prints each
- * lock's result line, its median, as soon as its last round is run. */
+/* Times every lock at every thread count, --repeat rounds, interleaved: a
+ * round runs each lock at each thread count once, the locks in an order
+ * that rotates by round, so that a machine whose speed drifts (another
+ * job, a noisy neighbour) weighs on every lock and every thread count
+ * alike, and both kinds of ratio hold (one lock's against another's, and
+ * --scale's x, N threads' against 1's), where one after another would hand
+ * the drift to whichever ran then. secs[j][i][k]: thread count j's time
+ * with lock i in round k. Then prints the result lines, medians. Progress
+ * on stderr where it is a terminal. */
 static void
-run_locks(const bench *b, const workload *w, unsigned nthreads, double secs[][64])
+run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
 {
-    for (int k = 0; k < b->repeat; k++) {
-        for (int j = 0; j < b->nlocks; j++) {
-            int  i = (j + k) % b->nlocks;
-            bool last = k == b->repeat - 1;
-            secs[i][k] = run_once(b, w, b->locks[i], nthreads, last);
-            if (!last)
-                continue;
-            double   median = tool_median(secs[i], b->repeat);
-            uint64_t ops = w->ops * nthreads;
+    bool progress = isatty(STDERR_FILENO);
+    for (int k = 0; k < b->repeat; k++)
+        for (int j = 0; j < b->nthreads; j++)
+            for (int r = 0; r < b->nlocks; r++) {
+                int i = (r + k) % b->nlocks;
+                if (progress)
+                    fprintf(stderr, "\rustring-bench: %s: round %d of %d, %u threads, %s      ",
+                            w->name, k + 1, b->repeat, b->threads[j], ustr_lock_name(b->locks[i]));
+                secs[j][i][k] = run_once(b, w, b->locks[i], b->threads[j], k == b->repeat - 1);
+                if (b->print_rounds)
+                    fprintf(stderr, "  round %d: %u thread%s, %s, %.6f s\n", k + 1, b->threads[j],
+                            b->threads[j] > 1 ? "s" : "", ustr_lock_name(b->locks[i]),
+                            secs[j][i][k]);
+            }
+    if (progress)
+        fprintf(stderr, "\r%*s\r", 78, "");
+    for (int j = 0; j < b->nthreads; j++)
+        for (int i = 0; i < b->nlocks; i++) {
+            double   median = tool_median(secs[j][i], b->repeat);
+            uint64_t ops = w->ops * b->threads[j];
             printf("ustring-bench lock=%s threads=%u ops=%" PRIu64 " secs=%.4f mops=%.2f\n",
-                   ustr_lock_name(b->locks[i]), nthreads, ops, median, (double)ops / median / 1e6);
-            fflush(stdout);
+                   ustr_lock_name(b->locks[i]), b->threads[j], ops, median,
+                   (double)ops / median / 1e6);
         }
-    }
+    fflush(stdout);
 }
 
 /* The default lock's throughput over the fastest other lock's at each
@@ -396,8 +414,8 @@ run_workload(const bench *b, const workload *w, bool table)
     if (table)
         printf("# workload=%s new-fraction=%.2f same-string=%d\n", w->name, w->new_fraction,
                w->same_string);
+    run_rounds(b, w, secs);
     for (int j = 0; j < b->nthreads; j++) {
-        run_locks(b, w, b->threads[j], secs[j]);
         for (int i = 0; i < b->nlocks; i++)
             mops[i][j] =
                 (double)(w->ops * b->threads[j]) / tool_median(secs[j][i], b->repeat) / 1e6;
@@ -555,26 +573,21 @@ parse_locks(const char *arg, ustr_lock *out)
 int
 main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"strings", required_argument, NULL, 'S'},
-                                             {"generate", required_argument, NULL, 'g'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"ops", required_argument, NULL, 'o'},
-                                             {"new-fraction", required_argument, NULL, 'f'},
-                                             {"same-string", no_argument, NULL, '1'},
-                                             {"lock", required_argument, NULL, 'l'},
-                                             {"repeat", required_argument, NULL, 'r'},
-                                             {"scale", no_argument, NULL, 'x'},
-                                             {"stats", no_argument, NULL, 'v'},
-                                             {"floor", no_argument, NULL, 'F'},
-                                             {NULL, 0, NULL, 0}};
-    static const tool_cli      cli = {usage_text, longopts, NULL};
-    bench                      b = {.repeat = 0}; /* 0: the default, 3 (5 with --floor) */
-    workload                   w = {.name = "custom"};
-    const char                *strings_file = NULL;
-    uint64_t                   generate = 1000, seed = 1, ops = 0;
-    bool                       scale = false;
-    int                        c;
+    static const struct option longopts[] = {
+        {"strings", required_argument, NULL, 'S'}, {"generate", required_argument, NULL, 'g'},
+        {"seed", required_argument, NULL, 's'},    {"threads", required_argument, NULL, 't'},
+        {"ops", required_argument, NULL, 'o'},     {"new-fraction", required_argument, NULL, 'f'},
+        {"same-string", no_argument, NULL, '1'},   {"lock", required_argument, NULL, 'l'},
+        {"repeat", required_argument, NULL, 'r'},  {"scale", no_argument, NULL, 'x'},
+        {"stats", no_argument, NULL, 'v'},         {"rounds", no_argument, NULL, 'R'},
+        {"floor", no_argument, NULL, 'F'},         {NULL, 0, NULL, 0}};
+    static const tool_cli cli = {usage_text, longopts, NULL};
+    bench                 b = {.repeat = 0}; /* 0: the default, 3 (5 with --floor) */
+    workload              w = {.name = "custom"};
+    const char           *strings_file = NULL;
+    uint64_t              generate = 1000, seed = 1, ops = 0;
+    bool                  scale = false;
+    int                   c;
     while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 'S':
@@ -613,6 +626,9 @@ main(int argc, char **argv)
             break;
         case 'v':
             b.print_stats = true;
+            break;
+        case 'R':
+            b.print_rounds = true;
             break;
         case 'F':
             b.floor = true;
