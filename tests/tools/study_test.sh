@@ -57,7 +57,7 @@ quick)
     # The verdict names, per mode, the faster lock and its ratio over the
     # other, as the JSON's verdict says with the two medians.
     line=$(grep '^  full at -t2: ' <<<"$out")
-    best=$(sed -n 's/^  full at -t2: \([a-z]*\) is \([0-9.]*\)x \([a-z]*\)$/\1 \2 \3/p' <<<"$line")
+    best=$(sed -n 's/^  full at -t2: \([a-z]*\) is \([0-9.]*\)x \([a-z]*\) (one run each: no spread to judge by)$/\1 \2 \3/p' <<<"$line")
     [ -n "$best" ] || fail "verdict line: $line"
     read -r b ratio other <<<"$best"
     jline=$(jq -c '.verdict.modes[] | select(.mode == "full" and .threads == 2)' "$q.json")
@@ -225,9 +225,24 @@ flags)
         !($col["load_secs"] > 0) { bad = bad " " NR } END { if (bad) { print "rows" bad; exit 1 } }' \
         f.csv || fail "load_secs not above 0 in f.csv"
     rows_honest f.csv "1:lockfree 3:lockfree" || fail "f.csv: --threads=1,3"
-    out=$("$study" --quick --threads 2 --locks spin,rwspin,sharded --modes early-out --out l s.obj \
-        2>/dev/null) || fail "--locks spin,rwspin,sharded: exit $?"
+    out=$("$study" --quick --threads 2 --repeat 3 --locks spin,rwspin,sharded --modes early-out \
+        --out l s.obj 2>/dev/null) || fail "--locks spin,rwspin,sharded: exit $?"
     rows_honest l.csv "2:spin 2:rwspin 2:sharded" || fail "l.csv: --locks spin,rwspin,sharded"
+    # The verdict says of each other lock whether its runs overlap the fastest's
+    # (its fastest run no slower than the best lock's slowest): the runs' own times.
+    line=$(grep '^  early-out at -t2: ' <<<"$out") || fail "no verdict line: $out"
+    best=$(sed -E 's/^  early-out at -t2: ([a-z]+) is .*/\1/' <<<"$line")
+    others=$(sed -E 's/^[^:]*: [a-z]+ is //; s/, /\n/g' <<<"$line")
+    [ "$(wc -l <<<"$others")" = 2 ] || fail "verdict: $line"
+    while read -r ratio lock note; do
+        want=false
+        jq -e --arg b "$best" --arg o "$lock" '[.runs[] | select(.threads == 2)] as $r |
+            ([$r[] | select(.lock == $o) | .render_secs] | min) <=
+            ([$r[] | select(.lock == $b) | .render_secs] | max)' l.json >/dev/null && want=true
+        got=false
+        [ "$note" = "(runs overlap: not told apart)" ] && got=true
+        [ "$got" = "$want" ] || fail "verdict on $lock ($ratio) says overlap $got, the runs $want: $line"
+    done <<<"$others"
     "$study" --version | grep -q '^study [0-9]' || fail "--version: $("$study" --version)"
     ;;
 mpi)

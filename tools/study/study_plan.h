@@ -52,6 +52,7 @@ typedef struct verdict {
     struct {
         unsigned threads; /* 0: no thread count has every lock */
         double   secs[MAX_LIST];
+        double   lo[MAX_LIST], hi[MAX_LIST]; /* each lock's fastest and slowest run */
         int      best;
     } modes[3];
     study_intern intern[MAX_LIST][MAX_LIST]; /* [lock][thread count] */

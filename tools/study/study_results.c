@@ -194,7 +194,6 @@ print_tables_ranks(const plan *p, const run *runs, int n, unsigned marked, unsig
 void
 verdict_make(const plan *p, const run *runs, int n, verdict *v)
 {
-    double lo, hi;
     *v = (verdict){.ranks = p->ranks[0]};
     for (int r = 0; r < p->nranks; r++)
         v->ranks = p->ranks[r] == 1 ? 1 : v->ranks;
@@ -202,16 +201,18 @@ verdict_make(const plan *p, const run *runs, int n, verdict *v)
         v->have_share |= p->modes[m] == RT_TEXTURE_FULL;
     for (int m = 0; m < p->nmodes; m++) {
         for (int t = 0; t < p->nthreads; t++) {
-            double secs[MAX_LIST];
+            double secs[MAX_LIST], los[MAX_LIST], his[MAX_LIST];
             bool   all = true;
             for (int l = 0; l < p->nlocks; l++) {
-                secs[l] =
-                    median_of(runs, n, v->ranks, p->modes[m], p->locks[l], p->threads[t], &lo, &hi);
+                secs[l] = median_of(runs, n, v->ranks, p->modes[m], p->locks[l], p->threads[t],
+                                    &los[l], &his[l]);
                 all = all && secs[l] > 0;
             }
             if (all && p->threads[t] > v->modes[m].threads) {
                 v->modes[m].threads = p->threads[t];
                 memcpy(v->modes[m].secs, secs, sizeof secs);
+                memcpy(v->modes[m].lo, los, sizeof los);
+                memcpy(v->modes[m].hi, his, sizeof his);
                 v->modes[m].best = study_fastest(secs, p->nlocks);
             }
         }
@@ -253,12 +254,17 @@ verdict_print(const plan *p, const verdict *v, unsigned marked, FILE *f)
                     ustr_lock_name(p->locks[0]));
             continue;
         }
+        /* A lock whose fastest run beat the best lock's slowest is not told
+         * apart from it by these runs, whatever the medians say. */
         fprintf(f, "  %s at %s: %s is", mode, label, ustr_lock_name(p->locks[b]));
         for (int l = 0, k = 0; l < p->nlocks; l++)
             if (l != b)
-                fprintf(f, "%s %.2fx %s", k++ ? "," : "", v->modes[m].secs[l] / v->modes[m].secs[b],
-                        ustr_lock_name(p->locks[l]));
-        fputc('\n', f);
+                fprintf(f, "%s %.2fx %s%s", k++ ? "," : "",
+                        v->modes[m].secs[l] / v->modes[m].secs[b], ustr_lock_name(p->locks[l]),
+                        p->repeat > 1 && v->modes[m].lo[l] <= v->modes[m].hi[b]
+                            ? " (runs overlap: not told apart)"
+                            : "");
+        fprintf(f, "%s\n", p->repeat == 1 ? " (one run each: no spread to judge by)" : "");
     }
     if (!v->have_intern)
         return;
