@@ -22,7 +22,7 @@ tex_system_create(const tex_config *cfg, tex_system **out, char err[TEX_ERR_LEN]
     }
     ts->cfg = cfg ? *cfg : defaults;
     if (!ts->cfg.max_memory_mb)
-        ts->cfg.max_memory_mb = 1024;
+        ts->cfg.max_memory_mb = TEX_DEFAULT_MAX_MEMORY_MB;
     if (!ts->cfg.max_open_files)
         ts->cfg.max_open_files = 256;
     ts->max_memory = ts->cfg.max_memory_mb << 20;

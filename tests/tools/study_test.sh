@@ -43,7 +43,7 @@ quick)
     # A quote in the prefix: the files, and gnuplot's script, must cope.
     q="q's"
     out=$("$study" --quick --locks default,mutex --out "$q" s.obj 2>/dev/null) || fail "exit $?"
-    for want in "machine: " "command: " "version: study " "cpu: " "options: 64x48 pixels, spp 16" \
+    for want in "machine: " "command: " "version: study " "cpu: " "options: 64x48 pixels, spp 16" "max_memory_mb 1024," \
         "full, lock lockfree" "bypass, lock mutex" "early-out, lock lockfree" "% of light speed" \
         "speed-up" "expected" "locks side by side, full (ms)" "model: Universal Scalability Law" \
         "-t2" "verdict" "full at -t2: " "interning cost (bypass - early-out, the median over rounds"; do

@@ -31,8 +31,11 @@ typedef struct tex_thread tex_thread; /* opaque; one per worker, never shared */
  * while `allow` is set, is reported as: the same words for both. */
 #define TEX_NOT_ALLOWED "not found, or outside the allowed folders"
 
+/* The texture memory budget a zero tex_config.max_memory_mb stands for. */
+#define TEX_DEFAULT_MAX_MEMORY_MB 1024
+
 typedef struct tex_config { /* zero-initialised means defaults */
-    /* The texture memory budget in MiB; 0: 1024. The tile cache and what
+    /* The texture memory budget in MiB; 0: TEX_DEFAULT_MAX_MEMORY_MB. The tile cache and what
      * decodes hold beyond their rows share it: an interlaced PNG's whole
      * image, a progressive (or multi-scan) JPEG's coefficients, an EXR
      * that is not MIP-mapped, read whole. A decode waits until the others

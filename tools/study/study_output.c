@@ -63,6 +63,14 @@ provenance_make(const plan *p, provenance *v)
         fclose(f);
 }
 
+/* The texture memory budget the renders had: the default's figure, not the
+ * 0 that asks for it. */
+static unsigned
+max_memory_mb(const rt_options *o)
+{
+    return o->max_memory_mb ? (unsigned)o->max_memory_mb : TEX_DEFAULT_MAX_MEMORY_MB;
+}
+
 /* The render options that change a render's cost, as "name value" words
  * after the scene's own size (text), or as members of o (JSON). */
 static void
@@ -72,7 +80,7 @@ options_print(const rt_options *o, FILE *f)
             o->width, o->height, o->spp, rt_integrator_name(o->integrator), o->max_depth,
             rt_light_sampling_name(o->light_sampling), o->tile);
     fprintf(f, ", intern %s, open_textures %s, max_memory_mb %u, restrict_paths %s, envmap %s",
-            rt_intern_mode_name(o->intern), rt_open_mode_name(o->open), (unsigned)o->max_memory_mb,
+            rt_intern_mode_name(o->intern), rt_open_mode_name(o->open), max_memory_mb(o),
             o->restrict_paths ? "yes" : "no", o->envmap ? o->envmap : "none");
 }
 
@@ -88,7 +96,7 @@ options_json(const rt_options *o, cJSON *j, bool *ok)
     rt_json_num(j, "tile", o->tile, ok);
     rt_json_str(j, "intern", rt_intern_mode_name(o->intern), ok);
     rt_json_str(j, "open_textures", rt_open_mode_name(o->open), ok);
-    rt_json_num(j, "max_memory_mb", (double)o->max_memory_mb, ok);
+    rt_json_num(j, "max_memory_mb", max_memory_mb(o), ok);
     rt_json_str(j, "restrict_paths", o->restrict_paths ? "yes" : "no", ok);
     rt_json_str(j, "envmap", o->envmap, ok);
 }
