@@ -4,7 +4,9 @@
  *   texture-bench threads=T lookups=N secs=S mlookups=R
  *
  * N counts every thread's lookups; S is the median of --repeat runs, each
- * on a new texture system (a cold cache, as a new render would have).
+ * on a new texture system (a cold cache, as a new render would have): the
+ * files' opening, decoding and first tile loads are in S, so few lookups
+ * measure mostly those (--floor times warm lookups).
  *
  * random:   per lookup, thread t draws s, t and the file (in that order)
  *           from xorshift64* seeded with (t + 1) * 0x9E3779B97F4A7C15:
@@ -79,7 +81,8 @@ static const char usage_text[] =
     "  --pattern P        random (default) or coherent\n"
     "  --filter F         closest, bilinear (default), trilinear or anisotropic\n"
     "  --max-memory-mb N  tile cache cap (default 1024)\n"
-    "  --repeat K         timed runs, each with a cold cache; median reported (3)\n"
+    "  --repeat K         timed runs, each with a cold cache (the files' decoding\n"
+    "                     is in the time); median reported (3)\n"
     "  --raw              stored values, no sRGB decoding (as OpenImageIO returns\n"
     "                     an 8-bit .tx's)\n"
     "  --cold             time the first touch of the files (decode, MIP levels,\n"
