@@ -43,6 +43,30 @@ scale)
             fail "pinned: the mark's note: $out"
     fi
     ;;
+late)
+    # Threads that each had a CPU but did not run side by side are called out on
+    # stderr: two threads on two CPUs, one of them kept busy by another process.
+    # Each warning is the medians of what --rounds printed, and only those.
+    command -v taskset >/dev/null && taskset -c 0,1 true 2>/dev/null ||
+        { echo "skipped: no taskset, or no CPUs 0 and 1 to pin to"; exit 77; }
+    taskset -c 0 sh -c 'while :; do :; done' &
+    hog=$!
+    out=$(taskset -c 0,1 "$bench" --threads 1,2 --ops 1000000 --repeat 3 --lock lockfree,mutex \
+        --rounds 2>&1)
+    rc=$?
+    kill "$hog"
+    [ $rc = 0 ] || fail "exit $rc: $out"
+    grep -q '^ustring-bench: warning: 2 threads, ' <<<"$out" ||
+        fail "2 threads beside a busy CPU, no warning:"$'\n'"$out"
+    want=$(awk '$1 == "round" { n = $3; sub(",", "", $5); k = n " " $5
+            off[k, ++c[k]] = $11 + 0; skew[k, c[k]] = $14 + 0 }
+        function med(a, k,  x, y, z) { x = a[k, 1]; y = a[k, 2]; z = a[k, 3]
+            return x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y)) }
+        END { for (k in c) if (med(off, k) > 10 || med(skew, k) > 10) print k }' \
+        <<<"$(sed 's/^  //' <<<"$out")" | sort)
+    got=$(sed -nE 's/^ustring-bench: warning: ([0-9]) threads?, ([a-z]+): .*/\1 \2/p' <<<"$out" | sort)
+    [ "$got" = "$want" ] || fail "warnings for '$got', the rounds say '$want':"$'\n'"$out"
+    ;;
 verdict)
     # The default's verdict line: its throughput over the fastest other lock's at each
     # thread count, the ratio of the medians the result lines print (secs to 0.1 ms, so
@@ -83,7 +107,7 @@ verdict)
     # line's secs is the median of its runs (of two, their mean), to its four decimals.
     out=$("$bench" --generate 200 --threads 1,2 --ops 2000 --lock spin,lockfree,mutex --repeat 2 \
           --rounds 2>&1) || fail "--rounds: exit $?"
-    order=$(sed -nE 's/^  round ([0-9]): ([0-9]) threads?, ([a-z]+), [0-9.]+ s$/\1 \2 \3/p' <<<"$out" |
+    order=$(sed -nE 's/^  round ([0-9]): ([0-9]) threads?, ([a-z]+), [0-9.]+ s, .*/\1 \2 \3/p' <<<"$out" |
         tr '\n' ,)
     want="1 1 spin,1 1 lockfree,1 1 mutex,1 2 spin,1 2 lockfree,1 2 mutex,"
     want+="2 1 lockfree,2 1 mutex,2 1 spin,2 2 lockfree,2 2 mutex,2 2 spin,"

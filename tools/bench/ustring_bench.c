@@ -73,6 +73,7 @@ typedef struct worker {
     pthread_barrier_t  *start;
     unsigned            t;
     double              start_time, end_time; /* read by the thread itself */
+    double              cpu_start, cpu_end;   /* its CPU time then (tool_thread_secs()) */
     uint64_t            checksum;
     bool                failed;
 } worker;
@@ -200,6 +201,7 @@ worker_main(void *arg)
         sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
 
     pthread_barrier_wait(wk->start);
+    wk->cpu_start = tool_thread_secs();
     wk->start_time = tool_now();
     for (uint64_t i = 0; i < w->ops; i++) {
         uint64_t r = tool_xorshift64star(&x);
@@ -217,6 +219,7 @@ worker_main(void *arg)
         sum += (uintptr_t)u;
     }
     wk->end_time = tool_now();
+    wk->cpu_end = tool_thread_secs();
     wk->checksum = sum;
     free(buf);
     return NULL;
@@ -241,12 +244,16 @@ table_preloaded(const bench *b, ustr_lock lock)
  * one's end, as each thread reads the clock itself (a main thread that took
  * the times could be descheduled behind the workers when they outnumber the
  * cores). With `floor`, the threads look up there instead of in `table`.
- * *checksum: the sum of the threads' checksums. */
+ * *checksum: the sum of the threads' checksums. If `late` is not NULL,
+ * how far the run's threads fell short of running side by side: late[0],
+ * the share of their time from start to end that they were off a CPU (0
+ * where none waited for one); late[1], the share of the run before the
+ * last thread started. */
 static void *floor_main(void *arg);
 
 static double
 run_threads(const bench *b, const workload *w, ustr_table *table, const intern_floor *floor,
-            unsigned nthreads, uint64_t *checksum)
+            unsigned nthreads, uint64_t *checksum, double late[2])
 {
     worker           *wk = calloc(nthreads, sizeof *wk);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
@@ -261,14 +268,17 @@ run_threads(const bench *b, const workload *w, ustr_table *table, const intern_f
     }
     pthread_barrier_wait(&start);
     bool     failed = false;
-    double   first = 0, final = 0;
+    double   first = 0, final = 0, last_start = 0, cpu = 0, wall = 0;
     uint64_t sum = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
         failed |= wk[t].failed;
         sum += wk[t].checksum;
+        cpu += wk[t].cpu_end - wk[t].cpu_start;
+        wall += wk[t].end_time - wk[t].start_time;
         first = t == 0 || wk[t].start_time < first ? wk[t].start_time : first;
         final = wk[t].end_time > final ? wk[t].end_time : final;
+        last_start = wk[t].start_time > last_start ? wk[t].start_time : last_start;
     }
     if (failed)
         tool_die("an intern call failed (out of memory?)");
@@ -276,16 +286,21 @@ run_threads(const bench *b, const workload *w, ustr_table *table, const intern_f
     free(wk);
     free(tid);
     *checksum = sum;
+    if (late) {
+        late[0] = wall > 0 && cpu < wall ? 1 - cpu / wall : 0;
+        late[1] = final > first ? (last_start - first) / (final - first) : 0;
+    }
     return final - first;
 }
 
-/* Seconds for one timed run on a fresh table. */
+/* Seconds for one timed run on a fresh table; `late` as run_threads(). */
 static double
-run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last)
+run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, bool last,
+         double late[2])
 {
     ustr_table *table = table_preloaded(b, lock);
     uint64_t    checksum;
-    double      secs = run_threads(b, w, table, NULL, nthreads, &checksum);
+    double      secs = run_threads(b, w, table, NULL, nthreads, &checksum, late);
     if (last && b->print_stats) {
         ustr_stats s;
         ustr_table_stats(table, &s);
@@ -295,6 +310,34 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     return secs;
 }
 
+/* Above this share of a run (the median over the rounds) spent off a CPU,
+ * or before the last thread started, threads that had a CPU each did not
+ * run side by side: another job took a CPU, or the run was too short for
+ * the scheduler to start them together (2 threads of a 40 us run were
+ * slower than 1 on a 2-vCPU VM, their starts 40 us apart). */
+#define LATE_WARN 0.1
+
+/* The warning run_rounds() gives, one line for each thread count and lock
+ * whose threads did not outnumber the CPUs and yet did not run side by
+ * side: its figure is not the lock's scaling. */
+static void
+late_warn(const bench *b, double late[][MAX_LIST][2][64])
+{
+    unsigned cpus = ustr_cpus_usable();
+    for (int j = 0; j < b->nthreads; j++)
+        for (int i = 0; i < b->nlocks; i++) {
+            double off = tool_median(late[j][i][0], b->repeat);
+            double skew = tool_median(late[j][i][1], b->repeat);
+            if (b->threads[j] <= cpus && (off > LATE_WARN || skew > LATE_WARN))
+                fprintf(stderr,
+                        "ustring-bench: warning: %u thread%s, %s: off a CPU %.0f%% of the run, "
+                        "the last started %.0f%% into it (medians over rounds): not side by side "
+                        "(another job, or runs too short: raise --ops)\n",
+                        b->threads[j], b->threads[j] > 1 ? "s" : "", ustr_lock_name(b->locks[i]),
+                        100 * off, 100 * skew);
+        }
+}
+
 /* Times every lock at every thread count, --repeat rounds, interleaved: a
  * round runs each lock at each thread count once, the locks in an order
  * that rotates by round, so that a machine whose speed drifts (another
@@ -302,12 +345,16 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
  * alike, and both kinds of ratio hold (one lock's against another's, and
  * --scale's x, N threads' against 1's), where one after another would hand
  * the drift to whichever ran then. secs[j][i][k]: thread count j's time
- * with lock i in round k. Then prints the result lines, medians. Progress
- * on stderr where it is a terminal. */
+ * with lock i in round k. Then prints the result lines, medians, and on
+ * stderr a warning for each line whose threads, no more than the CPUs,
+ * did not run side by side (late_warn()). Progress on stderr where it is a
+ * terminal. */
 static void
 run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
 {
-    bool progress = isatty(STDERR_FILENO);
+    static double late[MAX_LIST][MAX_LIST][2][64]; /* threads, lock, what, round */
+    double        got[2];
+    bool          progress = isatty(STDERR_FILENO);
     for (int k = 0; k < b->repeat; k++)
         for (int j = 0; j < b->nthreads; j++)
             for (int r = 0; r < b->nlocks; r++) {
@@ -315,11 +362,14 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
                 if (progress)
                     fprintf(stderr, "\rustring-bench: %s: round %d of %d, %u threads, %s      ",
                             w->name, k + 1, b->repeat, b->threads[j], ustr_lock_name(b->locks[i]));
-                secs[j][i][k] = run_once(b, w, b->locks[i], b->threads[j], k == b->repeat - 1);
+                secs[j][i][k] = run_once(b, w, b->locks[i], b->threads[j], k == b->repeat - 1, got);
+                late[j][i][0][k] = got[0], late[j][i][1][k] = got[1];
                 if (b->print_rounds)
-                    fprintf(stderr, "  round %d: %u thread%s, %s, %.6f s\n", k + 1, b->threads[j],
-                            b->threads[j] > 1 ? "s" : "", ustr_lock_name(b->locks[i]),
-                            secs[j][i][k]);
+                    fprintf(stderr,
+                            "  round %d: %u thread%s, %s, %.6f s, off a CPU %.0f%%, last start "
+                            "%.0f%%\n",
+                            k + 1, b->threads[j], b->threads[j] > 1 ? "s" : "",
+                            ustr_lock_name(b->locks[i]), secs[j][i][k], 100 * got[0], 100 * got[1]);
             }
     if (progress)
         fprintf(stderr, "\r%*s\r", 78, "");
@@ -332,6 +382,7 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
                    (double)ops / median / 1e6);
         }
     fflush(stdout);
+    late_warn(b, late);
 }
 
 /* The default lock's throughput over the fastest other lock's at each
@@ -454,6 +505,7 @@ floor_main(void *arg)
     for (size_t i = 0; i < l->n && i < WARM_UP; i++)
         sum += (uintptr_t)intern_floor_find(wk->floor, l->s[i], l->len[i]);
     pthread_barrier_wait(wk->start);
+    wk->cpu_start = tool_thread_secs();
     wk->start_time = tool_now();
     for (uint64_t i = 0; i < w->ops; i++) {
         size_t k = line_of(w, l, tool_xorshift64star(&x));
@@ -463,6 +515,7 @@ floor_main(void *arg)
         sum += (uintptr_t)u;
     }
     wk->end_time = tool_now();
+    wk->cpu_end = tool_thread_secs();
     wk->checksum = sum;
     return NULL;
 }
@@ -495,16 +548,16 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
     for (int k = 0; k < b->repeat; k++) {
         ustr_table   *table = table_preloaded(b, lock);
         intern_floor *f = floor_over(b, table);
-        floor_secs[k] = run_threads(b, w, table, f, 1, &s);
+        floor_secs[k] = run_threads(b, w, table, f, 1, &s, NULL);
         floor_sum += s;
-        secs[k] = run_threads(b, w, table, NULL, 1, &s);
+        secs[k] = run_threads(b, w, table, NULL, 1, &s, NULL);
         sum += s;
         ratio[k] = secs[k] / floor_secs[k];
         for (int j = 0; j < b->nthreads; j++) {
             unsigned n = b->threads[j];
-            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s);
+            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s, NULL);
             floor_sum += s;
-            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s);
+            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s, NULL);
             sum += s;
         }
         if (k == b->repeat - 1 && b->print_stats) {

@@ -31,6 +31,11 @@ extern const char tool_prog[];
  * thread. */
 double tool_now(void);
 
+/* CPU seconds the calling thread has run (CLOCK_THREAD_CPUTIME_ID); only
+ * differences on one thread mean anything. Beside tool_now() over the same
+ * stretch it says how much of it the thread was on a CPU. */
+double tool_thread_secs(void);
+
 /* The median of values[0..n): the middle one, or the mean of the middle
  * two when n is even; 0 when n < 1. values is not changed. The one median
  * of every tool (the study's tables, the benches' result lines). */
