@@ -465,7 +465,7 @@ rt_env_grid_read(tex_system *ts, ustr name, rt_env_grid *g)
             float most =
                 env_luminance(ts, tc, name, &d, ((float)i + 0.5f) / fw, ((float)j + 0.5f) / fh);
             most = fmaxf(most, fmaxf(fmaxf(top[i], top[i + 1]), fmaxf(bottom[i], bottom[i + 1])));
-            lum[(size_t)j * g->w + i] = fmaxf(most, 0); /* fmaxf passes NaN over */
+            lum[(size_t)j * g->w + i] = rt_radiance(most, RT_MAX_RADIANCE); /* as its texels */
         }
     }
     tex_thread_destroy(tc);

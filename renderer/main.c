@@ -516,6 +516,22 @@ dark_warn(const rt_options *o, const rt_image *img, const rt_render_stats *st)
                     : "the surfaces in view are black");
 }
 
+/* A warning when samples were left out as not finite (NaN or infinite):
+ * the pixels that had them are averages of fewer samples, and a user
+ * should know, not find it in --stats. The scene's values are brought into
+ * range as they load (rt_radiance()), so what is left is geometry. */
+static void
+bad_samples_warn(const rt_options *o, const rt_render_stats *st)
+{
+    uint64_t bad = st->total.bad_samples, all = st->total.rays;
+    if (bad)
+        fprintf(stderr,
+                "render: warning: %s: %" PRIu64 " of %" PRIu64
+                " samples were not finite (NaN or infinite) and were left out (degenerate "
+                "geometry?)\n",
+                o->output, bad, all);
+}
+
 /* The last line of a run that wrote its image, on a terminal or not: what
  * was written, how large, and how long the whole run took. */
 static void
@@ -563,8 +579,10 @@ run_render(run *u)
         r = rt_image_write(o, &u->img, u->stats, err);
     if (r != RT_OK)
         fprintf(stderr, "render: %s: %s\n", out, err);
-    else if (!u->img.done && !o->quiet)
+    else if (!u->img.done && !o->quiet) {
         dark_warn(o, &u->img, u->stats);
+        bad_samples_warn(o, u->stats);
+    }
     char partial[RT_MAX_OUTPUT_PATH + 16];
     rt_partial_path(out, partial, sizeof partial);
     if (r == RT_OK && u->img.done) {

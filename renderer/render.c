@@ -344,6 +344,10 @@ sample_shade(rt__worker *w, in_flight *f)
         rt__hit_derivatives(w, prim, needs, &h, ray);
         float rgb[3];
         shade(w, &h, dir, &f->rng[l], rgb);
+        if (!isfinite(rgb[0] + rgb[1] + rgb[2])) { /* as the path tracer: counted, left out */
+            w->st->bad_samples++;
+            continue;
+        }
         for (int c = 0; c < 3; c++)
             b->sum[l][c] += rgb[c];
         b->sum[l][3] += 1;

@@ -153,9 +153,9 @@ light_place(const struct aiLight *l, const xform *x, rt_light *o)
         d[0] = 0, d[1] = 0, d[2] = -1;
     store3(o->position, p);
     store3(o->direction, d);
-    o->color[0] = l->mColorDiffuse.r;
-    o->color[1] = l->mColorDiffuse.g;
-    o->color[2] = l->mColorDiffuse.b;
+    o->color[0] = rt_radiance(l->mColorDiffuse.r, RT_MAX_RADIANCE);
+    o->color[1] = rt_radiance(l->mColorDiffuse.g, RT_MAX_RADIANCE);
+    o->color[2] = rt_radiance(l->mColorDiffuse.b, RT_MAX_RADIANCE);
     if (o->kind == RT_LIGHT_SPOT) {
         o->inner_cone = l->mAngleInnerCone;
         o->outer_cone = l->mAngleOuterCone;

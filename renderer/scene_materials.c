@@ -84,8 +84,8 @@ mat_int(const struct aiMaterial *mat, const char *key, unsigned type, unsigned i
 }
 
 /* An RGB or RGBA colour (alpha 1 when the file has three components);
- * false for anything else. Values are kept as stored, infinities too: the
- * path tracer counts and drops the samples they spoil. */
+ * false for anything else. Values as stored: rt__material_load() brings
+ * them into range. */
 static bool
 mat_color(const struct aiMaterial *mat, const char *key, unsigned type, unsigned idx,
           struct aiColor4D *out)
@@ -231,6 +231,11 @@ rt__material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
         }
     }
     m->specular = m->specular < 0 ? 0 : m->specular > 1 ? 1 : m->specular;
+    /* A reflectance in [0, 1] (glTF's range; beyond it a surface gives
+     * back more light than it gets); NaN as 0. A base colour of -5 made
+     * negative pixels, 1e300 NaN ones (an audit). */
+    for (int k = 0; k < 4; k++)
+        m->base_color[k] = rt_radiance(m->base_color[k], 1);
 
     m->metallic = mat_float(mat, AI_MATKEY_METALLIC_FACTOR, 0.0f);
     m->roughness = mat_float(mat, AI_MATKEY_ROUGHNESS_FACTOR, -1.0f);
@@ -243,9 +248,9 @@ rt__material_load(load_ctx *c, const struct aiMaterial *mat, rt_material *m)
 
     float strength = mat_float(mat, AI_MATKEY_EMISSIVE_INTENSITY, 1.0f);
     if (mat_color(mat, AI_MATKEY_COLOR_EMISSIVE, &col)) {
-        m->emissive[0] = col.r * strength;
-        m->emissive[1] = col.g * strength;
-        m->emissive[2] = col.b * strength;
+        m->emissive[0] = rt_radiance(col.r * strength, RT_MAX_RADIANCE);
+        m->emissive[1] = rt_radiance(col.g * strength, RT_MAX_RADIANCE);
+        m->emissive[2] = rt_radiance(col.b * strength, RT_MAX_RADIANCE);
     }
 
     m->normal_scale = mat_float(mat, AI_MATKEY_GLTF_TEXTURE_SCALE(aiTextureType_NORMALS, 0), 1.0f);

@@ -44,8 +44,10 @@ rt__slot_lookup(rt__worker *w, const rt_texture_slot *slot, const float uv[2], c
     w->st->lookups++;
     if (tex_lookup(w->ts, w->tc, name, st[0], st[1], d, &o, t) != TEX_OK)
         w->st->lookup_errors++;
+    /* A texel NaN, negative or huge (an EXR's) is brought into range as
+     * the material's factors are (rt_radiance()). */
     for (int c = 0; c < 4; c++)
-        out[c] = constant[c] * t[c];
+        out[c] = rt_radiance(constant[c] * t[c], RT_MAX_RADIANCE);
 }
 
 /* What shading a hit on a material reads beyond its normal: interpolating

@@ -19,7 +19,7 @@
     X(bypasses, "bypassed lookups")                                                                \
     X(early_outs, "early-outs")                                                                    \
     X(lookup_errors, "lookup errors")                                                              \
-    X(bad_samples, "bad samples") /* path samples that were not finite: dropped */
+    X(bad_samples, "bad samples") /* samples that were not finite: left out (render warns) */
 
 /* The fields, inside a struct: RT_WORK_COUNTS(RT_WORK_COUNT_FIELD) */
 #define RT_WORK_COUNT_FIELD(name, label) uint64_t name;

@@ -62,14 +62,29 @@ typedef struct rt_texture_slot {
     float uv_xform[2][3];
 } rt_texture_slot;
 
+/* The most a colour the renderer adds up may hold: emission, a light's
+ * intensity, a texel. What a file gives beyond it, or below 0, or as NaN,
+ * is brought inside [0, RT_MAX_RADIANCE] as it is read (rt_radiance()), so
+ * that no sample or pixel sum becomes infinite or NaN: a 1e38 emission
+ * summed over 8 samples was infinite, a NaN texel a NaN pixel. Far above
+ * any real light (a sun-lit scene's are some 1e5). */
+#define RT_MAX_RADIANCE 1e9f
+
+/* v within [0, most]; NaN gives 0. */
+static inline float
+rt_radiance(float v, float most)
+{
+    return v > 0 ? (v < most ? v : most) : 0;
+}
+
 typedef struct rt_material {
     const char *name;
-    float       base_color[4]; /* linear RGBA factor */
+    float       base_color[4]; /* linear RGBA factor, each in [0, 1] */
     float       metallic, roughness;
     float       specular; /* weight of the dielectric specular layer, 0..1: glTF's
                            * KHR_materials_specular factor (default 1); OBJ/MTL:
                            * the largest component of Ks (none: 0, Lambert) */
-    float emissive[3];    /* linear, already scaled by strength */
+    float emissive[3];    /* linear, already scaled by strength; [0, RT_MAX_RADIANCE] */
     float normal_scale, occlusion_strength;
     float alpha_cutoff; /* < 0: opaque (glTF OPAQUE) or blended; else MASK at
                          * this cutoff (glTF alphaCutoff, default 0.5; an
@@ -87,7 +102,7 @@ typedef struct rt_light {
     rt_light_kind kind;
     float         position[3];            /* world space (point, spot) */
     float         direction[3];           /* world space, normalised, where the light points */
-    float         color[3];               /* linear, times intensity */
+    float         color[3];               /* linear, times intensity; [0, RT_MAX_RADIANCE] */
     float         inner_cone, outer_cone; /* spot: half angles from the axis, radians
                                            * (glTF's innerConeAngle, outerConeAngle) */
 } rt_light;

@@ -1164,6 +1164,56 @@ lighting)
     grep -q "scene: 806 triangles, 2 meshes, 2 instances, 1 lights, camera from auto" "$tmp/err" ||
         fail "stats: $(cat "$tmp/err")"
     ;;
+out_of_range)
+    # A scene's colours beyond what a pixel can sum (an audit found each):
+    # each is brought into range as it loads, and every image is finite and
+    # not below 0. A base colour of -5 made negative pixels; 1e300 NaN ones;
+    # an emission of 1e38 infinite ones over 8 samples; a light of 1e300 a
+    # black image; a texture of infinite texels infinite pixels.
+    imgstat=$testdata # this case's fifth argument
+    finite() { # finite IMAGE WHAT: every pixel a number >= 0 (and, with a third word, one above 0)
+        local s
+        s=$("$imgstat" "$1" | head -1) || fail "$2: imgstat: $s"
+        [[ $s == *nan* || $s == *inf* ]] && fail "$2: not finite: $s"
+        local lo=${s#*min=} hi=${s#*max=}
+        lo=${lo%% *} hi=${hi%% *}
+        [[ $lo == -* || $lo == *,-* ]] && fail "$2: below 0: $s"
+        [ -z "${3:-}" ] || [ "$hi" != 0,0,0 ] || fail "$2: black: $s"
+    }
+    with_material() { # with_material MATERIAL [MORE-MEMBERS]
+        tri_gltf '[0]' '[{"mesh": 0}]' '' "\"materials\": [$1]${2:+, $2}" |
+            sed 's|"attributes": {"POSITION": 0}}|"attributes": {"POSITION": 0}, "material": 0}|'
+    }
+    with_material '{"pbrMetallicRoughness": {"baseColorFactor": [-5, -5, -5, 1]}}' >"$tmp/neg.gltf"
+    with_material '{"pbrMetallicRoughness": {"baseColorFactor": [1e300, 1e300, 1e300, 1]},
+ "emissiveFactor": [-1e300, -1e300, -1e300]}' >"$tmp/huge.gltf"
+    for integrator in eyelight path ao albedo; do
+        for f in neg huge; do
+            "$render" --quiet -r 16 16 --spp 2 --integrator $integrator -o "$tmp/$f.exr" "$tmp/$f.gltf" ||
+                fail "$f, $integrator: exit $?"
+            finite "$tmp/$f.exr" "$f.gltf, $integrator"
+        done
+    done
+    printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nmtllib hot.mtl\nusemtl hot\nf 1 2 3\n' >"$tmp/hot.obj"
+    printf 'newmtl hot\nKd 0.5 0.5 0.5\nKe 1e38 1e38 1e38\n' >"$tmp/hot.mtl"
+    "$render" --quiet -r 16 16 --spp 8 -o "$tmp/hot.exr" "$tmp/hot.obj" || fail "Ke 1e38: exit $?"
+    finite "$tmp/hot.exr" "Ke 1e38" lit
+    with_material '{"pbrMetallicRoughness": {"baseColorFactor": [0.8, 0.8, 0.8, 1]}}' \
+        '"extensionsUsed": ["KHR_lights_punctual"], "extensions": {"KHR_lights_punctual": {"lights": [{"type": "point", "intensity": 1e300}]}}' |
+        sed 's|"nodes": \[{"mesh": 0}\]|"nodes": [{"mesh": 0}, {"extensions": {"KHR_lights_punctual": {"light": 0}}, "translation": [0.3, 0.3, 1]}]|; s|"scenes": \[{"nodes": \[0\]}\]|"scenes": [{"nodes": [0, 1]}]|' \
+        >"$tmp/light.gltf"
+    "$render" --quiet -r 16 16 --spp 4 -o "$tmp/light.exr" "$tmp/light.gltf" || fail "light 1e300: exit $?"
+    finite "$tmp/light.exr" "light 1e300" lit
+    "$(dirname "$imgstat")/imgconvert" --exposure 64 "$tmp/tex/tex00.png" "$tmp/inf.exr" ||
+        fail "imgconvert"
+    "$imgstat" "$tmp/inf.exr" | grep -q 'max=inf' || fail "the texture is not infinite: $("$imgstat" "$tmp/inf.exr")"
+    quad_scene "$tmp/inf.exr" "$tmp/infq"
+    for integrator in eyelight path; do
+        "$render" --quiet -r 16 16 --spp 2 --integrator $integrator -o "$tmp/q.exr" "$tmp/infq.gltf" ||
+            fail "infinite texels, $integrator: exit $?"
+        finite "$tmp/q.exr" "infinite texels, $integrator" lit
+    done
+    ;;
 gltf_features)
     # glTF: alphaMode BLEND as transparency (a red quad of alpha 0.3 before a
     # white one averages to 0.3 red + 0.7 white; it rendered opaque red); an

@@ -967,8 +967,36 @@ static const struct {
      "{\"buffer\": 0, \"byteLength\": 1}], \"buffers\": [{\"byteLength\": 36, \"uri\": "
      "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA\"}]}",
      RT_ERR_FORMAT,
-     "not a scene file: glTF accessor 0 is sparse, and its own elements run past its buffer "
-     "view"},
+     "not a scene file: glTF accessor 0's elements run past its buffer view, or the view past "
+     "its buffer"},
+    /* A plain accessor in a view whose byteOffset is 2^64 - 8: assimp's own
+     * check wrapped around 2^64 and read 36 bytes before the buffer (an
+     * audit, AddressSanitizer); and the same offset on the accessor. */
+    {"view-wrap.gltf",
+     "{\"asset\": {\"version\": \"2.0\"}, \"accessors\": [{\"bufferView\": 0, \"count\": 3, "
+     "\"componentType\": 5126, \"type\": \"VEC3\"}], \"bufferViews\": [{\"buffer\": 0, "
+     "\"byteOffset\": 18446744073709551608, \"byteLength\": 36}], \"buffers\": [{\"byteLength\": "
+     "36, \"uri\": "
+     "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8"
+     "AAAAA\"}]}",
+     RT_ERR_FORMAT,
+     "not a scene file: glTF accessor 0's elements run past its buffer view, or the view past "
+     "its buffer"},
+    /* "scene": 1e300, once cast to an int unchecked (undefined; found by
+     * fuzz-import under clang's UBSan, and by the ASan build's
+     * float-cast-overflow): assimp refuses it. */
+    {"scene-huge.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"scene\": 1e300, \"scenes\": [{}]}",
+     RT_ERR_FORMAT,
+     "not a scene file: Member \"scene\" was not of type \"uint\" when reading the document"},
+    {"accessor-wrap.gltf",
+     "{\"asset\": {\"version\": \"2.0\"}, \"accessors\": [{\"bufferView\": 0, \"byteOffset\": "
+     "18446744073709551608, \"count\": 3, \"componentType\": 5126, \"type\": \"VEC3\"}], "
+     "\"bufferViews\": [{\"buffer\": 0, \"byteLength\": 36}], \"buffers\": [{\"byteLength\": 36, "
+     "\"uri\": \"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8"
+     "AAAAA\"}]}",
+     RT_ERR_FORMAT,
+     "not a scene file: glTF accessor 0's elements run past its buffer view, or the view past "
+     "its buffer"},
     {"nan.obj", "v nan nan nan\nv nan 0 0\nv inf 0 0\nf 1 2 3\n", RT_ERR_EMPTY,
      "no triangles: no vertex position is a number (NaN or infinite)"},
     /* An ASE file (assimp's ASE importer crashed on mutations of one):
