@@ -207,23 +207,30 @@ rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles)
 bool
 rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles)
 {
+    /* Only the text rt_tiles_missing_format() writes: items ascending, each
+     * past the one before by a gap (runs are merged), a range "a-b" with
+     * b > a, a comma between and none after. A partial render misses a tile
+     * at least, so "" is damage too: read as "none missing" it wrote
+     * never-rendered tiles as a finished image (an audit). */
     memset(done, 1, ntiles);
-    while (*s) {
+    unsigned long next = 0; /* the least the next item may start at */
+    do {
         char         *end;
         unsigned long a = strtoul(s, &end, 10), b = a;
-        if (end == s || *s == '-')
+        if (end == s || *s < '0' || *s > '9')
             return false;
         if (*end == '-') {
             const char *t = end + 1;
             b = strtoul(t, &end, 10);
-            if (end == t || *t == '-')
+            if (end == t || *t < '0' || *t > '9' || b <= a)
                 return false;
         }
-        if (a > b || b >= ntiles || (*end && *end != ','))
+        if (a < next || b >= ntiles || (*end && (*end != ',' || !end[1])))
             return false;
         memset(done + a, 0, b - a + 1);
+        next = b + 2;
         s = *end ? end + 1 : end;
-    }
+    } while (*s);
     return true;
 }
 

@@ -144,9 +144,11 @@ bool rt_image_options_diff(const char *theirs, const char *mine, char *buf, size
 
 /* A map of rendered tiles (rt_image.done) as the EXR of a partial render
  * records it: the tiles missing, as ascending "a-b" or "a" items joined by
- * commas ("" when none). format: malloc'd, NULL out of memory. parse:
- * fills done[0..ntiles) (1 everywhere but the listed tiles); false on
- * malformed text or a tile past ntiles. */
+ * commas, runs merged ("" when none). format: malloc'd, NULL out of
+ * memory. parse: fills done[0..ntiles) (1 everywhere but the listed
+ * tiles); false on anything format does not write for a partial render:
+ * "", items out of order, touching or repeated, "b-a", a comma too many,
+ * or a tile past ntiles. */
 char *rt_tiles_missing_format(const uint8_t *done, uint32_t ntiles);
 bool  rt_tiles_missing_parse(const char *s, uint8_t *done, uint32_t ntiles);
 
