@@ -238,6 +238,12 @@ jpeg_decode(jpeg_job *job)
                      cinfo->output_height);
             return;
         }
+        /* Pixels lost (the data ended, or is corrupt) fail the read
+         * (jpeg_read() says why): stop now, not after decoding the rest of
+         * an image libjpeg fills in, which for a 627-byte file declaring
+         * 16384x16384 took 1.7 s (an audit: 40 of them, 80 s). */
+        if (job->lost)
+            return;
         if (job->rows) {
             job->code = job->rows(job->rows_ctx, &shape, y, row, job->err);
             if (job->code != TEX_OK)

@@ -528,6 +528,38 @@ case_jpeg_truncated(const char *arg)
     }
 }
 
+static tex_result
+rows_count(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+{
+    (void)shape, (void)y, (void)row, (void)err;
+    ++*(uint32_t *)ctx;
+    return TEX_OK;
+}
+
+/* A JPEG that declares 4096 rows and ends right after its scan's header:
+ * the read fails at the first row, not after libjpeg has made up all 4096
+ * (a 627-byte file declaring 16384x16384 took 1.7 s to fail; 40 of them in
+ * one scene, 80 s). */
+static void
+case_jpeg_truncated_stops(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = jpeg_make(64, 48, false, &n);
+    size_t         sof = marker_find(d, n, 0xC0), sos = marker_find(d, n, 0xDA);
+    d[sof + 5] = 4096 >> 8, d[sof + 6] = 4096 & 255; /* the height */
+    size_t      end = sos + 2 + ((size_t)d[sos + 2] << 8 | d[sos + 3]);
+    const char *path = tex_test_path("cut4096.jpg");
+    tex_test_file_write(path, d, end);
+    uint32_t rows = 0;
+    char     err[TEX_ERR_LEN];
+    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_CORRUPT);
+    CHECK(strstr(err, "truncated") != NULL);
+    CHECK(rows < 16); /* a row of MCUs at most; all 4096 before */
+    expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "truncated");
+    free(d);
+}
+
 /* An EOI marker inside the entropy-coded data: the scan ends early and
  * libjpeg fills the rest with grey, warning only. */
 static void
@@ -629,6 +661,7 @@ static const rt_test_case cases[] = {
     {"printable_names", case_printable_names},
     {"jpeg_empty", case_jpeg_empty},
     {"jpeg_truncated", case_jpeg_truncated},
+    {"jpeg_truncated_stops", case_jpeg_truncated_stops},
     {"jpeg_cut_scan", case_jpeg_cut_scan},
     {"jpeg_not_jpeg", case_jpeg_not_jpeg},
     {"jpeg_directory", case_jpeg_directory},
