@@ -165,16 +165,17 @@ parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return true;
 }
 
-/* A finite float with nothing after it; ends at `stop` when it is not NUL. */
+/* A finite float with nothing after it; ends at `stop` when it is not NUL.
+ * A number too small for a float is its nearest (0 for 1e-300): only one
+ * too large is refused (strtof() says ERANGE for both). */
 static bool
 parse_float(const char *s, char stop, float *out, const char **rest)
 {
     if (!s || !*s || *s == ' ' || *s == '\t' || *s == '\n')
         return false;
     char *end;
-    errno = 0;
     float v = strtof(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v) || *end != stop)
+    if (end == s || !isfinite(v) || *end != stop)
         return false;
     *out = v;
     if (rest)

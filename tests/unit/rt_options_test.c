@@ -331,6 +331,10 @@ case_resolution(const char *arg)
     CHECK_EQ_INT(o.width, 640);
     CHECK_EQ_INT(o.height, 360);
     args_free(&a);
+    /* A coordinate too small for a float is 0, not "out of range". */
+    parse_ok(WORDS("--camera-pos", "1e-300,0,-1e-50", "scene"), &o, &a);
+    CHECK(o.camera_pos[0] == 0 && o.camera_pos[2] == 0);
+    args_free(&a);
     parse_ok(WORDS("-r", "1920x1080", "scene"), &o, &a);
     CHECK_EQ_INT(o.width, 1920);
     CHECK_EQ_INT(o.height, 1080);
