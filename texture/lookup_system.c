@@ -257,8 +257,8 @@ tex_stats_print(const tex_stats *s, const char *prefix, FILE *f)
             prefix, s->tile_hits, s->tile_misses, hit, s->tiles_loaded, s->tiles_kept,
             s->tiles_evicted, s->tiles_spilled, (double)s->bytes_read / (1 << 20));
     fprintf(f,
-            "%sfiles: %" PRIu64 " opened, %" PRIu64 " closed, %" PRIu64
+            "%sfiles: %" PRIu64 " opened (%.1f ms of threads' time), %" PRIu64 " closed, %" PRIu64
             " errors; memory %.1f MiB, peak %.1f MiB\n",
-            prefix, s->files_opened, s->files_closed, s->file_errors, (double)s->memory / (1 << 20),
-            (double)s->peak_memory / (1 << 20));
+            prefix, s->files_opened, (double)s->open_us / 1e3, s->files_closed, s->file_errors,
+            (double)s->memory / (1 << 20), (double)s->peak_memory / (1 << 20));
 }

@@ -86,6 +86,18 @@ quick)
         "$q.json" >/dev/null || fail "$q.json lacks the provenance or the verdict: $(head -c 600 "$q.json")"
     [ -s "$q.csv" ] && [ -s "$q.json" ] || fail "no CSV or JSON"
     [ "$(head -c 8 "$q.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$q.png is not a PNG"
+    # Each full table's last line: the share of the workers' time spent
+    # opening textures, per thread count, the runs' own tex_open_us over their
+    # busy_secs (one run each here: to the percent printed).
+    line=$(grep -m1 "^  opening textures (decoding, MIP levels, first tiles), of the workers' time: " <<<"$out") ||
+        fail "no opening line: $out"
+    for t in 1 2; do
+        got=$(sed -nE "s/.* -t$t ([0-9]+)%.*/\1/p" <<<"$line")
+        want=$(jq -r --argjson t "$t" '.runs[] | select(.mode == "full" and .lock == "lockfree" and .threads == $t) |
+            (.tex_open_us / 1e6 / .busy_secs * 100 | round)' "$q.json")
+        [ -n "$got" ] && [ "$got" = "$want" ] || fail "-t$t opening $got%, the run's $want%: $line"
+    done
+    [ "$want" -gt 0 ] || fail "no time opening textures: $line"
     # One row per run: 2 threads x 3 modes x 2 locks, repeat 1; the columns.
     [ "$(wc -l <"$q.csv")" = 13 ] || fail "$q.csv has $(wc -l <"$q.csv") lines, want 13"
     head -1 "$q.csv" | grep -q '^round,mode,lock,threads,workers,table_lock,render_secs,.*,lookups,interns,bypasses,early_outs,.*tex_tiles_loaded' ||
@@ -377,7 +389,7 @@ plot)
     rm -f p.png
     again=$("$study" --plot p.json --out r 2>/dev/null) || fail "--plot: exit $?"
     [ "$(head -c 8 r.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "r.png is not a PNG"
-    rows() { grep -E '^  -t[0-9]|^(full|bypass|early-out), lock' <<<"$1"; }
+    rows() { grep -E '^  -t[0-9]|^(full|bypass|early-out), lock|^  opening textures' <<<"$1"; }
     [ "$(rows "$out")" = "$(rows "$again")" ] ||
         fail "--plot's tables differ: $(diff <(rows "$out") <(rows "$again"))"
     "$study" --plot p.json >/dev/null 2>&1 && [ -s p.png ] || fail "--plot without --out: no p.png"

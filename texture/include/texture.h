@@ -205,7 +205,9 @@ tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
     X(tiles_evicted, "tiles the cache let go")                                                     \
     X(bytes_read, "decoded bytes brought into the cache")                                          \
     X(files_opened, "opens of a file (one closed and opened again counts twice)")                  \
-    X(file_errors, "files that could not be read")
+    X(file_errors, "files that could not be read")                                                 \
+    X(open_us, "microseconds threads spent opening files (a whole image: decoding, MIP levels, "   \
+               "tiles), summed over threads; not the wait for a turn to decode")
 
 /* Kept by the system as a whole: */
 #define TEX_SYSTEM_COUNTS(X)                                                                       \

@@ -50,6 +50,21 @@ cpu_share_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_
     return k ? tool_median(v, k) : 0;
 }
 
+/* The median over one configuration's runs of the share of its workers'
+ * time spent opening textures (decoding, MIP levels, first tiles: the
+ * texture system's open_us over the threads' busy time); 0: none. */
+static double
+open_share_of(const run *runs, int n, unsigned ranks, ustr_lock lock, unsigned threads)
+{
+    double v[64];
+    int    k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (runs[i].ranks == ranks && runs[i].mode == RT_TEXTURE_FULL && runs[i].lock == lock &&
+            runs[i].threads == threads && runs[i].busy_secs > 0)
+            v[k++] = (double)runs[i].tex.open_us / 1e6 / runs[i].busy_secs;
+    return k ? tool_median(v, k) : 0;
+}
+
 /* How many renders one configuration had (fewer than --repeat when the
  * study was interrupted). */
 static int
@@ -157,6 +172,16 @@ print_mode_table(const plan *p, const run *runs, int n, unsigned marked, unsigne
         if (k < p->repeat)
             fprintf(f, "          (%d of %d renders)\n", k, p->repeat);
     }
+    /* What of a full render is the textures' first touch, not lookups: a
+     * small image's full time is mostly that (an audit: 60% at 640x480). */
+    if (mode != RT_TEXTURE_FULL)
+        return;
+    fputs("  opening textures (decoding, MIP levels, first tiles), of the workers' time:", f);
+    for (int t = 0, k = 0; t < p->nthreads; t++)
+        if (runs_of(runs, n, rk, mode, lock, p->threads[t]))
+            fprintf(f, "%s -t%u %.0f%%", k++ ? "," : "", p->threads[t],
+                    100 * open_share_of(runs, n, rk, lock, p->threads[t]));
+    fputc('\n', f);
 }
 
 /* The tables of one rank count (rk): per mode and lock; the locks side by

@@ -338,9 +338,11 @@ row_read(const cJSON *o, study_run *r)
     r->render_secs = num(o, "render_secs"), r->load_secs = num(o, "load_secs");
     r->bvh_secs = num(o, "bvh_secs"), r->busy_min = num(o, "busy_min_secs");
     r->busy_max = num(o, "busy_max_secs"), r->cpu_secs = num(o, "cpu_secs");
-    /* cpu_share = cpu_secs / busy_secs: keep the share the row says. */
+    /* busy_secs as written; a study's file from before it had the column:
+     * cpu_share = cpu_secs / busy_secs, kept as the row says. */
     double share = num(o, "cpu_share");
-    r->busy_secs = share > 0 ? r->cpu_secs / share : 0;
+    r->busy_secs = num(o, "busy_secs");
+    r->busy_secs = r->busy_secs > 0 ? r->busy_secs : share > 0 ? r->cpu_secs / share : 0;
     r->comm_secs = num(o, "comm_secs");
     work_read(o, r);
 #define READ(name, what) r->ustr.name = count(o, "ustr_" #name);
