@@ -183,6 +183,25 @@ floor_pngsuite)
     [ -d "$testdata/pngsuite" ] || { echo "skipped: no PngSuite at '$testdata/pngsuite'"; exit 77; }
     floor_filters "$testdata"/pngsuite/[!x]*.png
     ;;
+floor_late)
+    # Threads that each had a CPU but did not run side by side are called
+    # out, for each side: two threads on two CPUs, one kept busy by another
+    # process (the lookups warm, so both sides' runs are long enough).
+    command -v taskset >/dev/null && taskset -c 0,1 true 2>/dev/null ||
+        { echo "skipped: no taskset, or no CPUs 0 and 1 to pin to"; exit 77; }
+    "$texgen" --count 2 --size 256 "$tmp/a" >/dev/null || fail "texgen"
+    taskset -c 0 sh -c 'while :; do :; done' &
+    hog=$!
+    err=$(taskset -c 0,1 "$bench" --floor --threads 2 --repeat 3 --lookups 300000 "$tmp"/a/*.png \
+        2>&1 >/dev/null)
+    rc=$?
+    kill "$hog"
+    [ $rc = 0 ] || fail "exit $rc: $err"
+    for side in "the floor" ours; do
+        grep -qE "^texture-bench: warning: 2 threads, $side: off a CPU [0-9]+% of the run" <<<"$err" ||
+            fail "2 threads beside a busy CPU, no warning for $side:"$'\n'"$err"
+    done
+    ;;
 floor_errors)
     "$texgen" --count 1 --size 16 "$tmp/a" >/dev/null || fail "texgen"
     err=$("$bench" --floor --cold "$tmp"/a/tex00.png 2>&1 >/dev/null); rc=$?

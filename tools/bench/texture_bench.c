@@ -36,6 +36,7 @@
 #include "texture_cold.h"
 #include "texture_floor.h"
 #include "tool.h"
+#include "ustr_cpus.h"
 #include "ustring.h"
 
 #include <inttypes.h>
@@ -68,6 +69,7 @@ typedef struct worker {
     pthread_barrier_t   *start;
     unsigned             t, nthreads;
     double               start_time, end_time, sum;
+    double               cpu_start, cpu_end; /* its CPU time then (tool_thread_secs()) */
     uint64_t             bits;
     unsigned             errors;
 } worker;
@@ -135,6 +137,7 @@ worker_main(void *arg)
     uint64_t x = tool_seed(w->t);
     tally    k = {0};
     pthread_barrier_wait(w->start);
+    w->cpu_start = tool_thread_secs();
     w->start_time = tool_now();
     if (!b->coherent) {
         for (uint64_t i = 0; i < b->lookups; i++) {
@@ -154,15 +157,18 @@ worker_main(void *arg)
         }
     }
     w->end_time = tool_now();
+    w->cpu_end = tool_thread_secs();
     w->sum = k.sum, w->bits = k.bits, w->errors = k.errors;
     tex_thread_destroy(tc);
     return NULL;
 }
 
 /* The lookups on nthreads threads, on b->ts or on the floor fl (not NULL);
- * seconds, first start to last end. */
+ * seconds, first start to last end. late (if not NULL): how far the
+ * threads fell short of running side by side (tool_late_shares()). */
 static double
-run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *sum, uint64_t *bits)
+run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *sum, uint64_t *bits,
+            double late[2])
 {
     worker           *w = calloc(nthreads, sizeof *w);
     pthread_t        *tid = calloc(nthreads, sizeof *tid);
@@ -173,13 +179,12 @@ run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *
         if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0)
             tool_die("cannot start a thread");
     }
-    double   first = 0, final = 0;
-    unsigned errors = 0;
+    tool_late run = {0};
+    unsigned  errors = 0;
     *sum = 0, *bits = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
-        first = t == 0 || w[t].start_time < first ? w[t].start_time : first;
-        final = w[t].end_time > final ? w[t].end_time : final;
+        tool_late_add(&run, w[t].start_time, w[t].end_time, w[t].cpu_end - w[t].cpu_start);
         errors += w[t].errors;
         *sum += w[t].sum;
         *bits ^= w[t].bits;
@@ -189,17 +194,20 @@ run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *
     pthread_barrier_destroy(&start);
     free(w);
     free(tid);
-    return final - first;
+    if (late)
+        tool_late_shares(&run, late);
+    return tool_late_secs(&run);
 }
 
-/* One timed run on a fresh texture system; seconds, first start to last end. */
+/* One timed run on a fresh texture system; seconds, first start to last
+ * end; `late` as run_threads(). */
 static double
-run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits)
+run_once(bench *b, unsigned nthreads, bool last, double *sum, uint64_t *bits, double late[2])
 {
     tex_config cfg = {.max_memory_mb = b->max_memory_mb};
     if (tex_system_create(&cfg, &b->ts, NULL) != TEX_OK)
         tool_die("cannot create a texture system");
-    double secs = run_threads(b, NULL, nthreads, sum, bits);
+    double secs = run_threads(b, NULL, nthreads, sum, bits, late);
     if (last) {
         tex_stats s;
         tex_system_stats(b->ts, &s);
@@ -216,13 +224,15 @@ static void
 floor_rounds(const bench *b, const texture_floor *fl, unsigned nthreads)
 {
     static const char *const names[] = {"bilinear", "closest", "trilinear", "anisotropic"};
-    double                   fsecs[64], secs[64], ratio[64], fsum, sum;
+    double                   fsecs[64], secs[64], ratio[64], fsum, sum, late[2][2][64], got[2];
     uint64_t                 fbits, bits, n = b->lookups * nthreads;
-    run_threads(b, fl, nthreads, &fsum, &fbits);
-    run_threads(b, NULL, nthreads, &sum, &bits);
+    run_threads(b, fl, nthreads, &fsum, &fbits, NULL);
+    run_threads(b, NULL, nthreads, &sum, &bits, NULL);
     for (int r = 0; r < b->repeat; r++) {
-        fsecs[r] = run_threads(b, fl, nthreads, &fsum, &fbits);
-        secs[r] = run_threads(b, NULL, nthreads, &sum, &bits);
+        fsecs[r] = run_threads(b, fl, nthreads, &fsum, &fbits, got);
+        late[0][0][r] = got[0], late[0][1][r] = got[1];
+        secs[r] = run_threads(b, NULL, nthreads, &sum, &bits, got);
+        late[1][0][r] = got[0], late[1][1][r] = got[1];
         ratio[r] = secs[r] / fsecs[r];
         fprintf(stderr, "  round %d: floor %.4f s, ours %.4f s, ratio %.3f\n", r + 1, fsecs[r],
                 secs[r], ratio[r]);
@@ -240,6 +250,8 @@ floor_rounds(const bench *b, const texture_floor *fl, unsigned nthreads)
            nthreads, names[b->filter], n, (double)n / fmed / 1e6, (double)n / med / 1e6, med / fmed,
            lo, hi);
     fflush(stdout);
+    tool_late_warn(nthreads, ustr_cpus_usable(), "the floor", late[0][0], late[0][1], b->repeat);
+    tool_late_warn(nthreads, ustr_cpus_usable(), "ours", late[1][0], late[1][1], b->repeat);
 }
 
 /* --floor: one texture system for every thread count, warmed by the
@@ -253,7 +265,7 @@ floor_run(bench *b, const unsigned *threads, int nthreads)
         tool_die("cannot create a texture system");
     double   sum;
     uint64_t bits;
-    run_threads(b, NULL, threads[0], &sum, &bits);
+    run_threads(b, NULL, threads[0], &sum, &bits, NULL);
     texture_floor *fl;
     char           err[TEX_ERR_LEN];
     if (texture_floor_create(b->ts, b->files, b->nfiles, b->raw, &fl, err) != TEX_OK)
@@ -374,10 +386,12 @@ main(int argc, char **argv)
     }
 
     for (int k = 0; k < nthreads; k++) {
-        double   secs[64], sum = 0;
+        double   secs[64], late[2][64], got[2], sum = 0;
         uint64_t bits = 0;
-        for (int r = 0; r < b.repeat; r++)
-            secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits);
+        for (int r = 0; r < b.repeat; r++) {
+            secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits, got);
+            late[0][r] = got[0], late[1][r] = got[1];
+        }
         uint64_t n = b.lookups * threads[k];
         double   median = tool_median(secs, b.repeat);
         printf("texture-bench threads=%u lookups=%" PRIu64 " secs=%.4f mlookups=%.3f\n", threads[k],
@@ -387,6 +401,7 @@ main(int argc, char **argv)
         getrusage(RUSAGE_SELF, &ru);
         fprintf(stderr, "  checksum %.6f %016" PRIx64 ", peak RSS %.1f MiB\n", sum, bits,
                 (double)ru.ru_maxrss / 1024);
+        tool_late_warn(threads[k], ustr_cpus_usable(), NULL, late[0], late[1], b.repeat);
     }
     free(b.files);
     return 0;

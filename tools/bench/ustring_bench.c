@@ -245,10 +245,8 @@ table_preloaded(const bench *b, ustr_lock lock)
  * the times could be descheduled behind the workers when they outnumber the
  * cores). With `floor`, the threads look up there instead of in `table`.
  * *checksum: the sum of the threads' checksums. If `late` is not NULL,
- * how far the run's threads fell short of running side by side: late[0],
- * the share of their time from start to end that they were off a CPU (0
- * where none waited for one); late[1], the share of the run before the
- * last thread started. */
+ * how far the run's threads fell short of running side by side
+ * (tool_late_shares()). */
 static void *floor_main(void *arg);
 
 static double
@@ -267,18 +265,14 @@ run_threads(const bench *b, const workload *w, ustr_table *table, const intern_f
             tool_die("cannot start a thread");
     }
     pthread_barrier_wait(&start);
-    bool     failed = false;
-    double   first = 0, final = 0, last_start = 0, cpu = 0, wall = 0;
-    uint64_t sum = 0;
+    bool      failed = false;
+    tool_late run = {0};
+    uint64_t  sum = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
         failed |= wk[t].failed;
         sum += wk[t].checksum;
-        cpu += wk[t].cpu_end - wk[t].cpu_start;
-        wall += wk[t].end_time - wk[t].start_time;
-        first = t == 0 || wk[t].start_time < first ? wk[t].start_time : first;
-        final = wk[t].end_time > final ? wk[t].end_time : final;
-        last_start = wk[t].start_time > last_start ? wk[t].start_time : last_start;
+        tool_late_add(&run, wk[t].start_time, wk[t].end_time, wk[t].cpu_end - wk[t].cpu_start);
     }
     if (failed)
         tool_die("an intern call failed (out of memory?)");
@@ -286,11 +280,9 @@ run_threads(const bench *b, const workload *w, ustr_table *table, const intern_f
     free(wk);
     free(tid);
     *checksum = sum;
-    if (late) {
-        late[0] = wall > 0 && cpu < wall ? 1 - cpu / wall : 0;
-        late[1] = final > first ? (last_start - first) / (final - first) : 0;
-    }
-    return final - first;
+    if (late)
+        tool_late_shares(&run, late);
+    return tool_late_secs(&run);
 }
 
 /* Seconds for one timed run on a fresh table; `late` as run_threads(). */
@@ -310,34 +302,6 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
     return secs;
 }
 
-/* Above this share of a run (the median over the rounds) spent off a CPU,
- * or before the last thread started, threads that had a CPU each did not
- * run side by side: another job took a CPU, or the run was too short for
- * the scheduler to start them together (2 threads of a 40 us run were
- * slower than 1 on a 2-vCPU VM, their starts 40 us apart). */
-#define LATE_WARN 0.1
-
-/* The warning run_rounds() gives, one line for each thread count and lock
- * whose threads did not outnumber the CPUs and yet did not run side by
- * side: its figure is not the lock's scaling. */
-static void
-late_warn(const bench *b, double late[][MAX_LIST][2][64])
-{
-    unsigned cpus = ustr_cpus_usable();
-    for (int j = 0; j < b->nthreads; j++)
-        for (int i = 0; i < b->nlocks; i++) {
-            double off = tool_median(late[j][i][0], b->repeat);
-            double skew = tool_median(late[j][i][1], b->repeat);
-            if (b->threads[j] <= cpus && (off > LATE_WARN || skew > LATE_WARN))
-                fprintf(stderr,
-                        "ustring-bench: warning: %u thread%s, %s: off a CPU %.0f%% of the run, "
-                        "the last started %.0f%% into it (medians over rounds): not side by side "
-                        "(another job, or runs too short: raise --ops)\n",
-                        b->threads[j], b->threads[j] > 1 ? "s" : "", ustr_lock_name(b->locks[i]),
-                        100 * off, 100 * skew);
-        }
-}
-
 /* Times every lock at every thread count, --repeat rounds, interleaved: a
  * round runs each lock at each thread count once, the locks in an order
  * that rotates by round, so that a machine whose speed drifts (another
@@ -347,8 +311,8 @@ late_warn(const bench *b, double late[][MAX_LIST][2][64])
  * the drift to whichever ran then. secs[j][i][k]: thread count j's time
  * with lock i in round k. Then prints the result lines, medians, and on
  * stderr a warning for each line whose threads, no more than the CPUs,
- * did not run side by side (late_warn()). Progress on stderr where it is a
- * terminal. */
+ * did not run side by side (tool_late_warn()): its figure is not the
+ * lock's scaling. Progress on stderr where it is a terminal. */
 static void
 run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
 {
@@ -382,7 +346,10 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
                    (double)ops / median / 1e6);
         }
     fflush(stdout);
-    late_warn(b, late);
+    for (int j = 0; j < b->nthreads; j++)
+        for (int i = 0; i < b->nlocks; i++)
+            tool_late_warn(b->threads[j], ustr_cpus_usable(), ustr_lock_name(b->locks[i]),
+                           late[j][i][0], late[j][i][1], b->repeat);
 }
 
 /* The default lock's throughput over the fastest other lock's at each

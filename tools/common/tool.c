@@ -28,6 +28,42 @@ tool_thread_secs(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void
+tool_late_add(tool_late *l, double start, double end, double cpu)
+{
+    l->first = !l->n || start < l->first ? start : l->first;
+    l->final = !l->n || end > l->final ? end : l->final;
+    l->last_start = !l->n || start > l->last_start ? start : l->last_start;
+    l->cpu += cpu, l->wall += end - start, l->n++;
+}
+
+double
+tool_late_secs(const tool_late *l)
+{
+    return l->final - l->first;
+}
+
+void
+tool_late_shares(const tool_late *l, double share[2])
+{
+    share[0] = l->wall > 0 && l->cpu < l->wall ? 1 - l->cpu / l->wall : 0;
+    share[1] = l->final > l->first ? (l->last_start - l->first) / (l->final - l->first) : 0;
+}
+
+void
+tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double *off,
+               const double *start, int rounds)
+{
+    double o = tool_median(off, rounds), s = tool_median(start, rounds);
+    if (threads > cpus || (o <= TOOL_LATE_WARN && s <= TOOL_LATE_WARN))
+        return;
+    fprintf(stderr,
+            "%s: warning: %u thread%s%s%s: off a CPU %.0f%% of the run, the last started %.0f%% "
+            "into it (medians over rounds): not side by side (another job, or runs too short)\n",
+            tool_prog, threads, threads > 1 ? "s" : "", what ? ", " : "", what ? what : "", 100 * o,
+            100 * s);
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {

@@ -36,6 +36,34 @@ double tool_now(void);
  * stretch it says how much of it the thread was on a CPU. */
 double tool_thread_secs(void);
 
+/* How far a timed run's threads fell short of running side by side, from
+ * what each read itself: tool_late_add() once per thread with its start
+ * and end (tool_now()) and the CPU seconds it ran between them
+ * (tool_thread_secs()); zero-initialised. */
+typedef struct tool_late {
+    double   first, final, last_start; /* the run: first start to last end */
+    double   cpu, wall;                /* summed over threads */
+    unsigned n;
+} tool_late;
+void tool_late_add(tool_late *l, double start, double end, double cpu);
+/* The run's seconds, first start to last end. */
+double tool_late_secs(const tool_late *l);
+/* share[0]: of the threads' time start to end, the share off a CPU (0
+ * where none waited for one); share[1]: of the run, the share before the
+ * last thread started. */
+void tool_late_shares(const tool_late *l, double share[2]);
+/* Above this median share of either, threads that had a CPU each did not
+ * run side by side: another job took a CPU, or the run was too short for
+ * the scheduler to start them together (2 threads of a 40 us run were
+ * slower than 1 on a 2-vCPU VM, their starts 40 us apart). */
+#define TOOL_LATE_WARN 0.1
+/* Warns on stderr ("PROG: warning: T threads, WHAT: off a CPU ...") where
+ * `threads` is no more than `cpus` and the median over `rounds` of off[]
+ * or of start[] (tool_late_shares()' two) is above TOOL_LATE_WARN: that
+ * figure is not the threads' scaling. what: a label, or NULL. */
+void tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double *off,
+                    const double *start, int rounds);
+
 /* The median of values[0..n): the middle one, or the mean of the middle
  * two when n is even; 0 when n < 1. values is not changed. The one median
  * of every tool (the study's tables, the benches' result lines). */
