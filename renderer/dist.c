@@ -450,10 +450,11 @@ rt_dist_render(rt_dist *d, const rt_options *o, const rt_scene *scene, tex_syste
         stats->nranks = (unsigned)d->size;
         stats->ranks[0] = mine;
         r = root_gather(d, o, &s, img, stats, r, err);
-        /* The job's render: from rank 0's start to the last rank's pixels,
-         * less rank 0's BVH build (every rank builds its own at once), which
-         * one process's render_secs leaves out too: rank counts compare. */
-        stats->render_secs = rt_now() - t0 - stats->bvh_secs;
+        /* The job's render: from rank 0's first worker's start (every rank
+         * builds its BVH and environment at once, before its workers) to
+         * the last rank's pixels back on rank 0; its set-up left out, as
+         * one process's render_secs leaves it out: rank counts compare. */
+        stats->render_secs = rt_now() - (stats->started > 0 ? stats->started : t0);
     }
     pthread_cond_destroy(&s.ready);
     pthread_mutex_destroy(&s.lock);

@@ -321,6 +321,22 @@ base_fits(const gltf_doc *d, const cJSON *acc, uint64_t esize)
            (count - 1) * stride + esize <= len - off;
 }
 
+/* View v lies inside its buffer, where that buffer holds data (a view of
+ * none, or of an extension's fallback buffer, assimp refuses itself). Every
+ * view, not only those of accessors: an image's view of byteOffset
+ * 2^64 - 8 made assimp read before the buffer as an accessor's did. */
+static rt_result
+view_check(const gltf_doc *d, int v, char err[RT_ERR_LEN])
+{
+    bool     has_data = false;
+    uint64_t len;
+    if (view_buffer(d, (uint64_t)v, &has_data) && has_data && !view_length(d, (uint64_t)v, &len)) {
+        snprintf(err, RT_ERR_LEN, "not a scene file: glTF buffer view %d runs past its buffer", v);
+        return RT_ERR_FORMAT;
+    }
+    return RT_OK;
+}
+
 /* Accessor i's data is in the file, or small enough to make up. */
 static rt_result
 accessor_check(const gltf_doc *d, const cJSON *acc, int i, char err[RT_ERR_LEN])
@@ -536,6 +552,9 @@ gltf_json_check(const char *json, size_t len, bool glb, uint64_t budget, rt__glt
                  shown);
         r = RT_ERR_FORMAT;
     }
+    int nviews = cJSON_IsArray(d.views) ? cJSON_GetArraySize(d.views) : 0;
+    for (int v = 0; v < nviews && r == RT_OK; v++)
+        r = view_check(&d, v, err);
     const cJSON *acc = cJSON_GetObjectItemCaseSensitive(root, "accessors");
     int          i = 0;
     for (const cJSON *a = acc ? acc->child : NULL; a && r == RT_OK; a = a->next, i++)

@@ -517,18 +517,19 @@ dark_warn(const rt_options *o, const rt_image *img, const rt_render_stats *st)
 }
 
 /* A warning when samples were left out as not finite (NaN or infinite):
- * the pixels that had them are averages of fewer samples, and a user
- * should know, not find it in --stats. The scene's values are brought into
- * range as they load (rt_radiance()), so what is left is geometry. */
+ * each counts as black in its pixel (a pixel is its samples' sum over
+ * spp), and a user should know, not find it in --stats. The scene's
+ * values are brought into range as they load (rt_radiance()), so none is
+ * expected: one means a value that loading did not catch. */
 static void
 bad_samples_warn(const rt_options *o, const rt_render_stats *st)
 {
-    uint64_t bad = st->total.bad_samples, all = st->total.rays;
+    uint64_t bad = st->total.bad_samples, all = (uint64_t)o->width * o->height * o->spp;
     if (bad)
         fprintf(stderr,
-                "render: warning: %s: %" PRIu64 " of %" PRIu64
-                " samples were not finite (NaN or infinite) and were left out (degenerate "
-                "geometry?)\n",
+                "render: warning: %s: %" PRIu64 " of the image's %" PRIu64
+                " samples were not finite (NaN or infinite): left out, their pixels darker for "
+                "it (a value the scene's loading did not bring into range)\n",
                 o->output, bad, all);
 }
 

@@ -313,10 +313,17 @@ eyelight_flat(rt__worker *w, in_flight *f, bool flat[RT__PACKET])
         /* No occlusion factor: with no map, rt__surface_eval()'s is
          * 1 + strength * (1 - 1), exactly 1 as the scene keeps strengths
          * finite (mat_float()), and k * 1 is k. */
+        float v[3];
         for (int c = 0; c < 3; c++)
-            f->b->sum[l][c] += m[l]->base_color[c] * k[l] + m[l]->emissive[c];
-        f->b->sum[l][3] += 1;
+            v[c] = m[l]->base_color[c] * k[l] + m[l]->emissive[c];
         w->st->shading_points++;
+        if (!isfinite(v[0] + v[1] + v[2])) { /* as sample_shade(): counted, left out */
+            w->st->bad_samples++;
+            continue;
+        }
+        for (int c = 0; c < 3; c++)
+            f->b->sum[l][c] += v[c];
+        f->b->sum[l][3] += 1;
     }
 }
 
@@ -627,8 +634,10 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
         snprintf(err, RT_ERR_LEN, "out of memory");
         return RT_ERR_NOMEM;
     }
-    v3       diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
-    unsigned started = 0;
+    v3        diag = v3_sub(v3_load(scene->bounds_max), v3_load(scene->bounds_min));
+    unsigned  started = 0;
+    tex_stats before, after; /* open_us: the workers' share alone */
+    tex_system_stats(ts, &before);
     jb->start = rt_now();
     for (unsigned i = 0; i < o->threads; i++) {
         w[i] = (rt__worker){.o = o,
@@ -682,6 +691,9 @@ run_workers(const rt_options *o, const rt_scene *scene, const rt__view *v, RTCSc
         rt_thread_stats_add(&stats->total, &stats->per_thread[i]);
     }
     stats->render_secs = last - first;
+    stats->started = first;
+    tex_system_stats(ts, &after); /* their texture contexts, destroyed, are counted */
+    stats->open_secs = (double)(after.open_us - before.open_us) / 1e6;
     free(w);
     /* Relaxed: after the joins. Short of the tiles and not cancelled: the
      * workers that did start could not make their texture contexts. (A

@@ -204,6 +204,7 @@ report_tree(const rt_options *o, const rt_render_stats *s, tex_system *ts, ustr_
     rt_json_num(j, "load_secs", s->load_secs, &ok);
     rt_json_num(j, "bvh_secs", s->bvh_secs, &ok);
     rt_json_num(j, "render_secs", s->render_secs, &ok);
+    rt_json_num(j, "open_secs", s->open_secs, &ok);
     rt_json_num(j, "tiles", (double)s->ntiles, &ok);
     rt_json_num(j, "tiles_rendered", (double)s->total.tiles, &ok);
     rt_json_bool(j, "partial", s->partial, &ok);

@@ -335,10 +335,14 @@ rt__embedded_load(load_ctx *c)
 void
 rt__emissive_strengths(rt_scene *s, const rt__gltf_facts *extra)
 {
+    /* Brought into range after the strength, as rt__material_load() does
+     * without one: a factor of 1e20 times a strength of 1e30 was infinite
+     * (a review). */
     for (uint32_t m = 0; extra && m < s->nmaterials && m < extra->nstrength; m++)
         if (!isnan(extra->strength[m]))
             for (int c = 0; c < 3; c++)
-                s->materials[m].emissive[c] *= extra->strength[m];
+                s->materials[m].emissive[c] = rt_radiance(
+                    s->materials[m].emissive[c] * extra->strength[m], RT_MAX_RADIANCE);
 }
 
 void

@@ -1187,11 +1187,17 @@ out_of_range)
     with_material '{"pbrMetallicRoughness": {"baseColorFactor": [-5, -5, -5, 1]}}' >"$tmp/neg.gltf"
     with_material '{"pbrMetallicRoughness": {"baseColorFactor": [1e300, 1e300, 1e300, 1]},
  "emissiveFactor": [-1e300, -1e300, -1e300]}' >"$tmp/huge.gltf"
+    # ... and after KHR_materials_emissive_strength: 1e20 times 9.9e29 was
+    # infinite (a review).
+    with_material '{"emissiveFactor": [1e20, 1e20, 1e20],
+ "extensions": {"KHR_materials_emissive_strength": {"emissiveStrength": 9.9e29}}}' \
+        '"extensionsUsed": ["KHR_materials_emissive_strength"]' >"$tmp/strong.gltf"
     for integrator in eyelight path ao albedo; do
-        for f in neg huge; do
+        for f in neg huge strong; do
             "$render" --quiet -r 16 16 --spp 2 --integrator $integrator -o "$tmp/$f.exr" "$tmp/$f.gltf" ||
                 fail "$f, $integrator: exit $?"
-            finite "$tmp/$f.exr" "$f.gltf, $integrator"
+            # the base colour -5 renders black (0 now); the others, lit
+            finite "$tmp/$f.exr" "$f.gltf, $integrator" ${f/neg/}
         done
     done
     printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nmtllib hot.mtl\nusemtl hot\nf 1 2 3\n' >"$tmp/hot.obj"

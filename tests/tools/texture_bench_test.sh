@@ -198,7 +198,7 @@ floor_late)
     kill "$hog"
     [ $rc = 0 ] || fail "exit $rc: $err"
     for side in "the floor" ours; do
-        grep -qE "^texture-bench: warning: 2 threads, $side: off a CPU [0-9]+% of the run" <<<"$err" ||
+        grep -qE "^texture-bench: warning: 2 threads, $side: waiting for a CPU [0-9]+% of the run" <<<"$err" ||
             fail "2 threads beside a busy CPU, no warning for $side:"$'\n'"$err"
     done
     ;;

@@ -979,9 +979,17 @@ static const struct {
      "36, \"uri\": "
      "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8"
      "AAAAA\"}]}",
-     RT_ERR_FORMAT,
-     "not a scene file: glTF accessor 0's elements run past its buffer view, or the view past "
-     "its buffer"},
+     RT_ERR_FORMAT, "not a scene file: glTF buffer view 0 runs past its buffer"},
+    /* The same offset on an image's view, which no accessor reads (a
+     * review: assimp read before the buffer as for an accessor's). */
+    {"image-view-wrap.gltf",
+     "{\"asset\": {\"version\": \"2.0\"}, \"images\": [{\"bufferView\": 0, \"mimeType\": "
+     "\"image/png\"}], \"textures\": [{\"source\": 0}], \"bufferViews\": [{\"buffer\": 0, "
+     "\"byteOffset\": 18446744073709551608, \"byteLength\": 36}], \"buffers\": [{\"byteLength\": "
+     "36, \"uri\": "
+     "\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8"
+     "AAAAA\"}]}",
+     RT_ERR_FORMAT, "not a scene file: glTF buffer view 0 runs past its buffer"},
     /* "scene": 1e300, once cast to an int unchecked (undefined; found by
      * fuzz-import under clang's UBSan, and by the ASan build's
      * float-cast-overflow): assimp refuses it. */

@@ -207,7 +207,8 @@ tex_result tex_file_info_get(tex_system *ts, ustr name, tex_file_info *out);
     X(files_opened, "opens of a file (one closed and opened again counts twice)")                  \
     X(file_errors, "files that could not be read")                                                 \
     X(open_us, "microseconds threads spent opening files (a whole image: decoding, MIP levels, "   \
-               "tiles), summed over threads; not the wait for a turn to decode")
+               "tiles, and any wait for the memory budget), summed over threads; not the wait "    \
+               "for a turn to decode")
 
 /* Kept by the system as a whole: */
 #define TEX_SYSTEM_COUNTS(X)                                                                       \

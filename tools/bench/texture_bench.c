@@ -68,8 +68,8 @@ typedef struct worker {
     const texture_floor *floor; /* --floor's run of the floor: look up there, not in b->ts */
     pthread_barrier_t   *start;
     unsigned             t, nthreads;
-    double               start_time, end_time, sum;
-    double               cpu_start, cpu_end; /* its CPU time then (tool_thread_secs()) */
+    tool_thread_clock    clock; /* read by the thread itself */
+    double               sum;
     uint64_t             bits;
     unsigned             errors;
 } worker;
@@ -137,8 +137,7 @@ worker_main(void *arg)
     uint64_t x = tool_seed(w->t);
     tally    k = {0};
     pthread_barrier_wait(w->start);
-    w->cpu_start = tool_thread_secs();
-    w->start_time = tool_now();
+    tool_thread_clock_start(&w->clock);
     if (!b->coherent) {
         for (uint64_t i = 0; i < b->lookups; i++) {
             float s = (float)tool_unit(tool_xorshift64star(&x));
@@ -156,8 +155,7 @@ worker_main(void *arg)
                            ((r / 4) * 256 + y + 0.5f) / 1024, &k);
         }
     }
-    w->end_time = tool_now();
-    w->cpu_end = tool_thread_secs();
+    tool_thread_clock_stop(&w->clock);
     w->sum = k.sum, w->bits = k.bits, w->errors = k.errors;
     tex_thread_destroy(tc);
     return NULL;
@@ -184,7 +182,7 @@ run_threads(const bench *b, const texture_floor *fl, unsigned nthreads, double *
     *sum = 0, *bits = 0;
     for (unsigned t = 0; t < nthreads; t++) {
         pthread_join(tid[t], NULL);
-        tool_late_add(&run, w[t].start_time, w[t].end_time, w[t].cpu_end - w[t].cpu_start);
+        tool_late_add(&run, &w[t].clock);
         errors += w[t].errors;
         *sum += w[t].sum;
         *bits ^= w[t].bits;

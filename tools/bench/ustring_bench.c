@@ -72,8 +72,7 @@ typedef struct worker {
     const intern_floor *floor; /* non-NULL: look up here instead (--floor) */
     pthread_barrier_t  *start;
     unsigned            t;
-    double              start_time, end_time; /* read by the thread itself */
-    double              cpu_start, cpu_end;   /* its CPU time then (tool_thread_secs()) */
+    tool_thread_clock   clock; /* read by the thread itself */
     uint64_t            checksum;
     bool                failed;
 } worker;
@@ -201,8 +200,7 @@ worker_main(void *arg)
         sum += (uintptr_t)ustr_table_intern(wk->table, l->s[i], l->len[i]);
 
     pthread_barrier_wait(wk->start);
-    wk->cpu_start = tool_thread_secs();
-    wk->start_time = tool_now();
+    tool_thread_clock_start(&wk->clock);
     for (uint64_t i = 0; i < w->ops; i++) {
         uint64_t r = tool_xorshift64star(&x);
         size_t   k = line_of(w, l, r);
@@ -218,8 +216,7 @@ worker_main(void *arg)
         }
         sum += (uintptr_t)u;
     }
-    wk->end_time = tool_now();
-    wk->cpu_end = tool_thread_secs();
+    tool_thread_clock_stop(&wk->clock);
     wk->checksum = sum;
     free(buf);
     return NULL;
@@ -272,7 +269,7 @@ run_threads(const bench *b, const workload *w, ustr_table *table, const intern_f
         pthread_join(tid[t], NULL);
         failed |= wk[t].failed;
         sum += wk[t].checksum;
-        tool_late_add(&run, wk[t].start_time, wk[t].end_time, wk[t].cpu_end - wk[t].cpu_start);
+        tool_late_add(&run, &wk[t].clock);
     }
     if (failed)
         tool_die("an intern call failed (out of memory?)");
@@ -330,10 +327,11 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
                 late[j][i][0][k] = got[0], late[j][i][1][k] = got[1];
                 if (b->print_rounds)
                     fprintf(stderr,
-                            "  round %d: %u thread%s, %s, %.6f s, off a CPU %.0f%%, last start "
-                            "%.0f%%\n",
-                            k + 1, b->threads[j], b->threads[j] > 1 ? "s" : "",
-                            ustr_lock_name(b->locks[i]), secs[j][i][k], 100 * got[0], 100 * got[1]);
+                            "%s  round %d: %u thread%s, %s, %.6f s, waiting for a CPU %.0f%%, last "
+                            "start %.0f%%\n",
+                            progress ? "\r\033[K" : "", k + 1, b->threads[j],
+                            b->threads[j] > 1 ? "s" : "", ustr_lock_name(b->locks[i]),
+                            secs[j][i][k], 100 * got[0], 100 * got[1]);
             }
     if (progress)
         fprintf(stderr, "\r%*s\r", 78, "");
@@ -472,8 +470,7 @@ floor_main(void *arg)
     for (size_t i = 0; i < l->n && i < WARM_UP; i++)
         sum += (uintptr_t)intern_floor_find(wk->floor, l->s[i], l->len[i]);
     pthread_barrier_wait(wk->start);
-    wk->cpu_start = tool_thread_secs();
-    wk->start_time = tool_now();
+    tool_thread_clock_start(&wk->clock);
     for (uint64_t i = 0; i < w->ops; i++) {
         size_t k = line_of(w, l, tool_xorshift64star(&x));
         ustr   u = intern_floor_find(wk->floor, l->s[k], l->len[k]);
@@ -481,8 +478,7 @@ floor_main(void *arg)
             tool_die("the floor lost line %zu", k);
         sum += (uintptr_t)u;
     }
-    wk->end_time = tool_now();
-    wk->cpu_end = tool_thread_secs();
+    tool_thread_clock_stop(&wk->clock);
     wk->checksum = sum;
     return NULL;
 }

@@ -1,5 +1,5 @@
 /* What the programs in tools/ share (tool.h). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, strtok_r, strdup */
+#define _GNU_SOURCE /* getrusage(RUSAGE_THREAD); and clock_gettime, strtok_r, strdup */
 
 #include "tool.h"
 
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 double
@@ -20,21 +21,46 @@ tool_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double
-tool_thread_secs(void)
+static double
+thread_cpu_secs(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void
-tool_late_add(tool_late *l, double start, double end, double cpu)
+static long
+thread_sleeps(void)
 {
-    l->first = !l->n || start < l->first ? start : l->first;
-    l->final = !l->n || end > l->final ? end : l->final;
-    l->last_start = !l->n || start > l->last_start ? start : l->last_start;
-    l->cpu += cpu, l->wall += end - start, l->n++;
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : 0;
+}
+
+void
+tool_thread_clock_start(tool_thread_clock *c)
+{
+    c->slept = thread_sleeps();
+    c->cpu = thread_cpu_secs();
+    c->start = tool_now();
+}
+
+void
+tool_thread_clock_stop(tool_thread_clock *c)
+{
+    c->end = tool_now();
+    c->cpu = thread_cpu_secs() - c->cpu;
+    c->slept = thread_sleeps() - c->slept;
+}
+
+void
+tool_late_add(tool_late *l, const tool_thread_clock *c)
+{
+    double wall = c->end - c->start;
+    l->first = !l->n || c->start < l->first ? c->start : l->first;
+    l->final = !l->n || c->end > l->final ? c->end : l->final;
+    l->last_start = !l->n || c->start > l->last_start ? c->start : l->last_start;
+    l->waited += !c->slept && c->cpu < wall ? wall - c->cpu : 0;
+    l->wall += wall, l->n++;
 }
 
 double
@@ -46,7 +72,7 @@ tool_late_secs(const tool_late *l)
 void
 tool_late_shares(const tool_late *l, double share[2])
 {
-    share[0] = l->wall > 0 && l->cpu < l->wall ? 1 - l->cpu / l->wall : 0;
+    share[0] = l->wall > 0 ? l->waited / l->wall : 0;
     share[1] = l->final > l->first ? (l->last_start - l->first) / (l->final - l->first) : 0;
 }
 
@@ -58,8 +84,9 @@ tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double *
     if (threads > cpus || (o <= TOOL_LATE_WARN && s <= TOOL_LATE_WARN))
         return;
     fprintf(stderr,
-            "%s: warning: %u thread%s%s%s: off a CPU %.0f%% of the run, the last started %.0f%% "
-            "into it (medians over rounds): not side by side (another job, or runs too short)\n",
+            "%s: warning: %u thread%s%s%s: waiting for a CPU %.0f%% of the run, the last started "
+            "%.0f%% into it (medians over rounds): not side by side (another job, or runs too "
+            "short)\n",
             tool_prog, threads, threads > 1 ? "s" : "", what ? ", " : "", what ? what : "", 100 * o,
             100 * s);
 }

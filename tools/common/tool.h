@@ -31,33 +31,40 @@ extern const char tool_prog[];
  * thread. */
 double tool_now(void);
 
-/* CPU seconds the calling thread has run (CLOCK_THREAD_CPUTIME_ID); only
- * differences on one thread mean anything. Beside tool_now() over the same
- * stretch it says how much of it the thread was on a CPU. */
-double tool_thread_secs(void);
+/* What a timed thread reads of itself over its timed stretch, between
+ * tool_thread_clock_start() and _stop(), on that thread: */
+typedef struct tool_thread_clock {
+    double start, end; /* tool_now() */
+    double cpu;        /* CPU seconds it ran between them (CLOCK_THREAD_CPUTIME_ID) */
+    long   slept;      /* times it went to sleep by its own choice between them (a lock
+                        * that sleeps, I/O: voluntary context switches) */
+} tool_thread_clock;
+void tool_thread_clock_start(tool_thread_clock *c);
+void tool_thread_clock_stop(tool_thread_clock *c);
 
 /* How far a timed run's threads fell short of running side by side, from
- * what each read itself: tool_late_add() once per thread with its start
- * and end (tool_now()) and the CPU seconds it ran between them
- * (tool_thread_secs()); zero-initialised. */
+ * what each read itself: tool_late_add() once per thread with its clock;
+ * zero-initialised. */
 typedef struct tool_late {
     double   first, final, last_start; /* the run: first start to last end */
-    double   cpu, wall;                /* summed over threads */
+    double   waited, wall;             /* summed over threads */
     unsigned n;
 } tool_late;
-void tool_late_add(tool_late *l, double start, double end, double cpu);
+void tool_late_add(tool_late *l, const tool_thread_clock *c);
 /* The run's seconds, first start to last end. */
 double tool_late_secs(const tool_late *l);
-/* share[0]: of the threads' time start to end, the share off a CPU (0
- * where none waited for one); share[1]: of the run, the share before the
- * last thread started. */
+/* share[0]: of the threads' time start to end, the share they were off a
+ * CPU without having gone to sleep (waiting for a CPU: a thread that slept
+ * on a lock is off a CPU by its own choice, and its time off is not
+ * counted, since its wait for a CPU cannot be told from its sleep);
+ * share[1]: of the run, the share before the last thread started. */
 void tool_late_shares(const tool_late *l, double share[2]);
 /* Above this median share of either, threads that had a CPU each did not
  * run side by side: another job took a CPU, or the run was too short for
  * the scheduler to start them together (2 threads of a 40 us run were
  * slower than 1 on a 2-vCPU VM, their starts 40 us apart). */
 #define TOOL_LATE_WARN 0.1
-/* Warns on stderr ("PROG: warning: T threads, WHAT: off a CPU ...") where
+/* Warns on stderr ("PROG: warning: T threads, WHAT: waiting for a CPU ...") where
  * `threads` is no more than `cpus` and the median over `rounds` of off[]
  * or of start[] (tool_late_shares()' two) is above TOOL_LATE_WARN: that
  * figure is not the threads' scaling. what: a label, or NULL. */

@@ -610,8 +610,11 @@ plot_again(int argc, char **argv)
         p.locks[l] = (ustr_lock)locks[l];
     p.nmodes = nmodes, p.nlocks = nlocks, p.repeat = p.repeat ? p.repeat : 1;
     p.hw = f.usable_cpus ? f.usable_cpus : f.hardware_threads; /* older files: the machine's */
-    printf("study: %s (from %s: %d runs, on %u physical cores, %u hardware threads)\n", f.scene,
-           json, f.nruns, f.physical_cores, p.hw);
+    char of[64] = "";
+    if (f.hardware_threads > p.hw)
+        snprintf(of, sizeof of, " of %u online (its CPU affinity)", f.hardware_threads);
+    printf("study: %s (from %s: %d runs, on %u physical cores, %u hardware threads%s)\n", f.scene,
+           json, f.nruns, f.physical_cores, p.hw, of);
     print_tables(&p, f.runs, f.nruns, p.hw, stdout);
     verdict *v = calloc(1, sizeof *v);
     if (!v)

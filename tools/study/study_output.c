@@ -157,9 +157,9 @@ typedef struct column {
     {                                                                                              \
         .name = n, .kind = COL_SECS, .secs = (v)                                                   \
     }
-/* 16 of a run's own, then the lists': columns_of() checks the sum. */
+/* 17 of a run's own, then the lists': columns_of() checks the sum. */
 #define ONE_(name, what) +1
-#define NCOLUMNS         (16 + RT_WORK_NCOUNTS USTR_STATS_COUNTS(ONE_) TEX_STATS_COUNTS(ONE_))
+#define NCOLUMNS         (17 + RT_WORK_NCOUNTS USTR_STATS_COUNTS(ONE_) TEX_STATS_COUNTS(ONE_))
 
 /* A run's columns, in the CSV's order. */
 static void
@@ -178,6 +178,7 @@ columns_of(const run *r, column c[NCOLUMNS])
         SECS("busy_min_secs", r->busy_min),
         SECS("busy_max_secs", r->busy_max),
         SECS("busy_secs", r->busy_secs),
+        SECS("open_secs", r->open_secs),
         SECS("cpu_secs", r->cpu_secs),
         SECS("cpu_share", study_run_cpu_share(r)),
 #define WORK(name, label) COUNT(#name, r->name),

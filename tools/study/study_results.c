@@ -52,7 +52,7 @@ cpu_share_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_
 
 /* The median over one configuration's runs of the share of its workers'
  * time spent opening textures (decoding, MIP levels, first tiles: the
- * texture system's open_us over the threads' busy time); 0: none. */
+ * render's open_secs over its workers' busy time); 0: none. */
 static double
 open_share_of(const run *runs, int n, unsigned ranks, ustr_lock lock, unsigned threads)
 {
@@ -61,7 +61,7 @@ open_share_of(const run *runs, int n, unsigned ranks, ustr_lock lock, unsigned t
     for (int i = 0; i < n && k < 64; i++)
         if (runs[i].ranks == ranks && runs[i].mode == RT_TEXTURE_FULL && runs[i].lock == lock &&
             runs[i].threads == threads && runs[i].busy_secs > 0)
-            v[k++] = (double)runs[i].tex.open_us / 1e6 / runs[i].busy_secs;
+            v[k++] = runs[i].open_secs / runs[i].busy_secs;
     return k ? tool_median(v, k) : 0;
 }
 

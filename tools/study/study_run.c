@@ -285,6 +285,7 @@ study_run_parse(const char *json, study_run *r, char err[STUDY_ERR_LEN])
     }
     r->workers = (unsigned)count(root, "threads");
     r->render_secs = num(root, "render_secs"), r->load_secs = num(root, "load_secs");
+    r->open_secs = num(root, "open_secs");
     r->bvh_secs = num(root, "bvh_secs");
     work_read(root, r);
     r->tiles = count(root, "tiles_rendered");
@@ -336,6 +337,7 @@ row_read(const cJSON *o, study_run *r)
     r->ranks = r->ranks ? r->ranks : 1;
     r->workers = (unsigned)count(o, "workers");
     r->render_secs = num(o, "render_secs"), r->load_secs = num(o, "load_secs");
+    r->open_secs = num(o, "open_secs");
     r->bvh_secs = num(o, "bvh_secs"), r->busy_min = num(o, "busy_min_secs");
     r->busy_max = num(o, "busy_max_secs"), r->cpu_secs = num(o, "cpu_secs");
     /* busy_secs as written; a study's file from before it had the column:
