@@ -192,6 +192,7 @@ floor_late)
     "$texgen" --count 2 --size 256 "$tmp/a" >/dev/null || fail "texgen"
     taskset -c 0 sh -c 'while :; do :; done' &
     hog=$!
+    trap 'kill "$hog" 2>/dev/null; rm -rf "$tmp"' EXIT # however the test ends
     err=$(taskset -c 0,1 "$bench" --floor --threads 2 --repeat 3 --lookups 300000 "$tmp"/a/*.png \
         2>&1 >/dev/null)
     rc=$?

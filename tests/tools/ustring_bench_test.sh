@@ -51,6 +51,7 @@ late)
         { echo "skipped: no taskset, or no CPUs 0 and 1 to pin to"; exit 77; }
     taskset -c 0 sh -c 'while :; do :; done' &
     hog=$!
+    trap 'kill "$hog" 2>/dev/null' EXIT # however the test ends
     out=$(taskset -c 0,1 "$bench" --threads 1,2 --ops 1000000 --repeat 3 --lock lockfree,mutex \
         --rounds 2>&1)
     rc=$?
