@@ -103,6 +103,17 @@ step_01() {
     say "01 hot intern: $one Mops at 1 thread, $all at $n:" \
         "$(awk -v a="$all" -v b="$one" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "?" }')" \
         "(issue 33: >= 15x at 16)"
+    late_say 01 "$f"
+}
+
+# The bench's warnings that a line's threads did not run side by side
+# (waiting for a CPU, or started late: tool_late_warn()): such a line's
+# figure is not the lock's scaling, and the summary must say so.
+late_say() {
+    local n_late
+    n_late=$(grep -c ': warning: .* not side by side' "$2")
+    [ "$n_late" = 0 ] || say "$1   $n_late lines whose threads did not run side by side:" \
+        "$(grep -o 'warning: [0-9]* threads*, [a-z]*' "$2" | sed 's/warning: //' | tr '\n' ';')"
 }
 
 # 02: the floor for a hot intern, and its speed-up at N threads: the same
@@ -140,6 +151,7 @@ step_03() {
     # the range of the rounds' ratios (the locks' runs interleave round by round).
     awk '/^# workload=/ { w = $0; sub(/^# workload=/, "", w); sub(/ new-fraction.*/, "", w) }
         /^default / { sub(/^.*range\): /, ""); print "03   " w ": " $0 }' "$f" | tee -a "$summary"
+    late_say 03 "$f"
 }
 
 # 04: the study's time against standalone renders of the same options.
