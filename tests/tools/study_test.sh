@@ -410,6 +410,15 @@ plot)
     [ ! -e bad.png ] || fail "a picture of a bad file"
     err=$("$study" --plot nosuch.json 2>&1 >/dev/null) && fail "--plot of no file: exit 0"
     [[ $err == "study: nosuch.json: cannot read: No such file or directory" ]] || fail "no file: '$err'"
+    # A study's file edited to hold what no study writes: a round past 63 (a
+    # round of 2^31 made --plot walk every round up to it), a thread count
+    # of 1e300 (undefined, cast to an integer): the run is refused.
+    for edit in '.runs[0].round = 2147483647' '.runs[0].threads = 1e300' '.runs[0].round = 0'; do
+        jq "$edit" p.json >edited.json || fail "jq $edit"
+        err=$(timeout 20 "$study" --plot edited.json --out edited 2>&1 >/dev/null) &&
+            fail "--plot of a file with $edit: exit 0"
+        [ "$err" = "study: edited.json: run 1: not a run of a study" ] || fail "$edit: '$err'"
+    done
     ;;
 bad_input)
     check() { # message-part args...

@@ -216,7 +216,7 @@ plan_parse(int argc, char **argv, plan *p)
         } else if (strcmp(name, "--repeat") == 0) {
             char *end;
             long  k = strtol(v, &end, 10);
-            if (*end || end == v || k < 1 || k > 63)
+            if (*end || end == v || k < 1 || k > STUDY_MAX_REPEAT)
                 tool_bad_usage("--repeat: '%s' is not a count (1..63)", v);
             p->repeat = (int)k;
             repeat_given = true;

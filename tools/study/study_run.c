@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "study_run.h"
+#include "rt_render.h" /* RT_MAX_RANKS */
 
 #include <cJSON.h>
 #include <errno.h>
@@ -203,8 +204,10 @@ num(const cJSON *o, const char *key)
 static uint64_t
 count(const cJSON *o, const char *key)
 {
+    /* Converted only within range: a file's 1e300 cast to an integer is
+     * undefined (the ASan build's float-cast-overflow found it). */
     double v = num(o, key);
-    return v > 0 ? (uint64_t)v : 0;
+    return v > 0 ? (v < 18446744073709551616.0 ? (uint64_t)v : UINT64_MAX) : 0;
 }
 
 /* The work's counts (rt_counters.h), under their own names: in render's
@@ -332,9 +335,14 @@ row_read(const cJSON *o, study_run *r)
         return false;
     if (ustr_lock_parse(text(o, "table_lock"), &r->ustr.lock) != USTR_OK)
         r->ustr.lock = r->lock; /* written before studies reported it */
-    r->round = (int)num(o, "round");
-    r->threads = (unsigned)count(o, "threads"), r->ranks = (unsigned)count(o, "ranks");
-    r->ranks = r->ranks ? r->ranks : 1;
+    /* What a study writes and no more: a round past --repeat's 63 made
+     * --plot walk every round up to it (2^31 of them: a hang). */
+    uint64_t round = count(o, "round"), threads = count(o, "threads"), ranks = count(o, "ranks");
+    if (round < 1 || round > STUDY_MAX_REPEAT || threads < 1 || threads > RT_MAX_THREADS ||
+        ranks > RT_MAX_RANKS)
+        return false;
+    r->round = (int)round, r->threads = (unsigned)threads;
+    r->ranks = ranks ? (unsigned)ranks : 1;
     r->workers = (unsigned)count(o, "workers");
     r->render_secs = num(o, "render_secs"), r->load_secs = num(o, "load_secs");
     r->open_secs = num(o, "open_secs");

@@ -18,6 +18,9 @@
 
 #define STUDY_ERR_LEN 512
 
+/* The most rounds a study runs (--repeat), and a study's file may hold. */
+#define STUDY_MAX_REPEAT 63
+
 /* What one run asks for. */
 typedef struct study_launch {
     const char     *render; /* the render program */
@@ -45,7 +48,7 @@ typedef struct study_run {
     unsigned        threads, ranks;
     unsigned        workers; /* worker threads that ran (rank 0's under mpirun) */
     double          render_secs, load_secs, bvh_secs;
-    double          open_secs; /* the workers' time opening textures, summed over them */
+    double          open_secs;           /* the workers' time opening textures, summed over them */
     double          busy_min, busy_max;  /* per thread (under mpirun: a rank's mean thread) */
     double          busy_secs, cpu_secs; /* summed over threads (and ranks): cpu / busy is the
                                           * share of time the workers were on a CPU */
