@@ -55,8 +55,17 @@ late)
     out=$(taskset -c 0,1 "$bench" --threads 1,2 --ops 1000000 --repeat 3 --lock lockfree,mutex \
         --rounds 2>&1)
     rc=$?
+    # --floor's speed-ups too (issue 33's item 2): each side warned of.
+    floor=$(taskset -c 0,1 "$bench" --floor --threads 2 --ops 500000 --repeat 3 2>&1)
+    frc=$?
     kill "$hog"
     [ $rc = 0 ] || fail "exit $rc: $out"
+    [ $frc = 0 ] || fail "--floor: exit $frc: $floor"
+    ours=$(sed -nE 's/^ustring-bench floor lock=([a-z]+) .*/\1/p' <<<"$floor")
+    for side in "the floor" "${ours:-?}"; do
+        grep -qE "^ustring-bench: warning: 2 threads, $side: waiting for a CPU" <<<"$floor" ||
+            fail "--floor beside a busy CPU, no warning for $side:"$'\n'"$floor"
+    done
     grep -q '^ustring-bench: warning: 2 threads, ' <<<"$out" ||
         fail "2 threads beside a busy CPU, no warning:"$'\n'"$out"
     # A median within a point of the 10% line is left out: the bench compares

@@ -501,13 +501,16 @@ range_of(const double *v, int n, double *lo, double *hi)
  * their median and range. The floor's speed-up is the ceiling for the
  * table's: the same lookups from many threads with nothing shared written,
  * so what holds it under T is the machine (clocks that may drop as cores
- * wake, a shared cache, a busy neighbour), not the table. */
+ * wake, a shared cache, a busy neighbour), not the table. A side whose T
+ * threads did not run side by side is warned of (tool_late_warn()): its
+ * speed-up is not the table's or the machine's. */
 static void
 run_floor(const bench *b, const workload *w, ustr_lock lock)
 {
-    double   floor_secs[64], secs[64], ratio[64] = {0}; /* repeat >= 1: for the compiler */
-    double   speedup[MAX_LIST][64], floor_speedup[MAX_LIST][64];
-    uint64_t sum = 0, floor_sum = 0, s;
+    double        floor_secs[64], secs[64], ratio[64] = {0}; /* repeat >= 1: for the compiler */
+    double        speedup[MAX_LIST][64], floor_speedup[MAX_LIST][64];
+    static double late[MAX_LIST][2][2][64]; /* thread count, floor or table, what, round */
+    uint64_t      sum = 0, floor_sum = 0, s;
     for (int k = 0; k < b->repeat; k++) {
         ustr_table   *table = table_preloaded(b, lock);
         intern_floor *f = floor_over(b, table);
@@ -518,9 +521,12 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
         ratio[k] = secs[k] / floor_secs[k];
         for (int j = 0; j < b->nthreads; j++) {
             unsigned n = b->threads[j];
-            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s, NULL);
+            double   got[2];
+            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s, got);
+            late[j][0][0][k] = got[0], late[j][0][1][k] = got[1];
             floor_sum += s;
-            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s, NULL);
+            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s, got);
+            late[j][1][0][k] = got[0], late[j][1][1][k] = got[1];
             sum += s;
         }
         if (k == b->repeat - 1 && b->print_stats) {
@@ -543,6 +549,12 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
                b->threads[j], tool_median(floor_speedup[j], n));
     printf(" checksum=%016" PRIx64 " floor_checksum=%016" PRIx64 "\n", sum, floor_sum);
     fflush(stdout);
+    for (int j = 0; j < b->nthreads; j++) {
+        tool_late_warn(b->threads[j], ustr_cpus_usable(), "the floor", late[j][0][0], late[j][0][1],
+                       n);
+        tool_late_warn(b->threads[j], ustr_cpus_usable(), ustr_lock_name(lock), late[j][1][0],
+                       late[j][1][1], n);
+    }
 }
 
 /* ---- options ---- */
