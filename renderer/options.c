@@ -685,7 +685,7 @@ rt_options_usage(FILE *f)
 /* -t's default: the CPUs the process may run on (ustr_cpus.h), so that a
  * render under taskset or in a container's cpuset runs one thread a CPU. */
 static unsigned
-hardware_threads(void)
+default_threads(void)
 {
     unsigned n = ustr_cpus_usable();
     return n > RT_MAX_THREADS ? RT_MAX_THREADS : n;
@@ -785,7 +785,7 @@ rt_options_parse(int argc, char **argv, rt_options *o)
 {
     *o = (rt_options){
         .output = RT_DEFAULT_OUTPUT,
-        .threads = hardware_threads(),
+        .threads = default_threads(),
         .width = RT_DEFAULT_WIDTH,
         .height = RT_DEFAULT_HEIGHT,
         .spp = 0, /* the integrator's default, in options_finish() */

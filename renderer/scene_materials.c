@@ -341,8 +341,8 @@ rt__emissive_strengths(rt_scene *s, const rt__gltf_facts *extra)
     for (uint32_t m = 0; extra && m < s->nmaterials && m < extra->nstrength; m++)
         if (!isnan(extra->strength[m]))
             for (int c = 0; c < 3; c++)
-                s->materials[m].emissive[c] = rt_radiance(
-                    s->materials[m].emissive[c] * extra->strength[m], RT_MAX_RADIANCE);
+                s->materials[m].emissive[c] =
+                    rt_radiance(s->materials[m].emissive[c] * extra->strength[m], RT_MAX_RADIANCE);
 }
 
 void

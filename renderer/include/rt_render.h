@@ -36,12 +36,12 @@ typedef struct rt_rank_stats {
 #define RT_MAX_RANKS 1024
 
 typedef struct rt_render_stats {
-    double          load_secs, bvh_secs, render_secs;
+    double load_secs, bvh_secs, render_secs;
     /* The workers' time opening textures (decoding, MIP levels, first
      * tiles; the texture system's open_us while they ran), summed over
      * them: opens before they start (an --envmap's) are not theirs. */
-    double open_secs;
-    double started; /* rt_now() at the first worker's start; 0: none started */
+    double          open_secs;
+    double          started; /* rt_now() at the first worker's start; 0: none started */
     unsigned        threads;
     rt_thread_stats total; /* this process's workers (a distributed render: every rank's) */
     rt_thread_stats per_thread[RT_MAX_THREADS]; /* this process's workers */

@@ -67,7 +67,7 @@ typedef struct raw {
     pthread_barrier_t    *start; /* every thread made before any traces, as the renderer's crew */
     uint32_t              tiles_x, ntiles;
     bool                  packets; /* rtcIntersect8 over 4x2 pixels */
-    double                start_time, end;
+    tool_thread_clock     clock;   /* read by the thread itself */
     uint64_t              hits;
     pthread_t             thread;
 } raw;
@@ -113,7 +113,7 @@ raw_main(void *arg)
     uint64_t hits = 0;
     rt_thread_fp_setup(); /* as the renderer's workers trace */
     pthread_barrier_wait(r->start);
-    r->start_time = tool_now();
+    tool_thread_clock_start(&r->clock);
     for (;;) {
         /* Relaxed: hands each tile to one thread; the join orders the rest. */
         uint32_t i = atomic_fetch_add_explicit(r->next, 1, memory_order_relaxed);
@@ -144,7 +144,7 @@ raw_main(void *arg)
             }
         }
     }
-    r->end = tool_now();
+    tool_thread_clock_stop(&r->clock);
     r->hits = hits;
     return NULL;
 }
@@ -170,15 +170,14 @@ raw_run(const rt_options *o, const rt_camera_rays *cam, RTCScene scene, bool pac
         if (pthread_create(&r[t].thread, NULL, raw_main, &r[t]) != 0)
             tool_die("cannot start a thread");
     }
-    double first = 0, last = 0;
+    tool_late run = {0};
     for (unsigned t = 0; t < o->threads; t++) {
         pthread_join(r[t].thread, NULL);
-        first = t == 0 || r[t].start_time < first ? r[t].start_time : first;
-        last = r[t].end > last ? r[t].end : last;
+        tool_late_add(&run, &r[t].clock);
     }
     pthread_barrier_destroy(&start);
     free(r);
-    return last - first;
+    return tool_late_secs(&run);
 }
 
 /* The scene, its names and the options: what every timed run shares. */

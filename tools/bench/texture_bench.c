@@ -60,6 +60,7 @@ typedef struct bench {
     tex_derivs  derivs; /* every lookup's */
     size_t      max_memory_mb;
     int         repeat;
+    unsigned    cpus; /* the CPUs it may run on (ustr_cpus.h), read once */
     tex_system *ts;
 } bench;
 
@@ -222,15 +223,13 @@ static void
 floor_rounds(const bench *b, const texture_floor *fl, unsigned nthreads)
 {
     static const char *const names[] = {"bilinear", "closest", "trilinear", "anisotropic"};
-    double                   fsecs[64], secs[64], ratio[64], fsum, sum, late[2][2][64], got[2];
+    double                   fsecs[64], secs[64], ratio[64], fsum, sum, late[2][64][2];
     uint64_t                 fbits, bits, n = b->lookups * nthreads;
     run_threads(b, fl, nthreads, &fsum, &fbits, NULL);
     run_threads(b, NULL, nthreads, &sum, &bits, NULL);
     for (int r = 0; r < b->repeat; r++) {
-        fsecs[r] = run_threads(b, fl, nthreads, &fsum, &fbits, got);
-        late[0][0][r] = got[0], late[0][1][r] = got[1];
-        secs[r] = run_threads(b, NULL, nthreads, &sum, &bits, got);
-        late[1][0][r] = got[0], late[1][1][r] = got[1];
+        fsecs[r] = run_threads(b, fl, nthreads, &fsum, &fbits, late[0][r]);
+        secs[r] = run_threads(b, NULL, nthreads, &sum, &bits, late[1][r]);
         ratio[r] = secs[r] / fsecs[r];
         fprintf(stderr, "  round %d: floor %.4f s, ours %.4f s, ratio %.3f\n", r + 1, fsecs[r],
                 secs[r], ratio[r]);
@@ -248,8 +247,8 @@ floor_rounds(const bench *b, const texture_floor *fl, unsigned nthreads)
            nthreads, names[b->filter], n, (double)n / fmed / 1e6, (double)n / med / 1e6, med / fmed,
            lo, hi);
     fflush(stdout);
-    tool_late_warn(nthreads, ustr_cpus_usable(), "the floor", late[0][0], late[0][1], b->repeat);
-    tool_late_warn(nthreads, ustr_cpus_usable(), "ours", late[1][0], late[1][1], b->repeat);
+    tool_late_warn(nthreads, b->cpus, "the floor", late[0], b->repeat);
+    tool_late_warn(nthreads, b->cpus, "ours", late[1], b->repeat);
 }
 
 /* --floor: one texture system for every thread count, warmed by the
@@ -299,11 +298,14 @@ main(int argc, char **argv)
                                              {"floor", no_argument, NULL, 'F'},
                                              {NULL, 0, NULL, 0}};
     static const tool_cli      cli = {usage_text, longopts, NULL};
-    bench                      b = {
-                             .lookups = 1000000, .filter = TEX_FILTER_BILINEAR, .max_memory_mb = 1024, .repeat = 3};
-    unsigned threads[MAX_LIST] = {1};
-    int      nthreads = 1, c;
-    bool     cold = false, floor_bench = false, repeat_given = false;
+    bench                      b = {.lookups = 1000000,
+                                    .filter = TEX_FILTER_BILINEAR,
+                                    .max_memory_mb = 1024,
+                                    .repeat = 3,
+                                    .cpus = ustr_cpus_usable()};
+    unsigned                   threads[MAX_LIST] = {1};
+    int                        nthreads = 1, c;
+    bool                       cold = false, floor_bench = false, repeat_given = false;
     while ((c = tool_getopt(argc, argv, &cli)) != -1) {
         switch (c) {
         case 't': {
@@ -384,12 +386,10 @@ main(int argc, char **argv)
     }
 
     for (int k = 0; k < nthreads; k++) {
-        double   secs[64], late[2][64], got[2], sum = 0;
+        double   secs[64], late[64][2], sum = 0;
         uint64_t bits = 0;
-        for (int r = 0; r < b.repeat; r++) {
-            secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits, got);
-            late[0][r] = got[0], late[1][r] = got[1];
-        }
+        for (int r = 0; r < b.repeat; r++)
+            secs[r] = run_once(&b, threads[k], r == b.repeat - 1, &sum, &bits, late[r]);
         uint64_t n = b.lookups * threads[k];
         double   median = tool_median(secs, b.repeat);
         printf("texture-bench threads=%u lookups=%" PRIu64 " secs=%.4f mlookups=%.3f\n", threads[k],
@@ -399,7 +399,7 @@ main(int argc, char **argv)
         getrusage(RUSAGE_SELF, &ru);
         fprintf(stderr, "  checksum %.6f %016" PRIx64 ", peak RSS %.1f MiB\n", sum, bits,
                 (double)ru.ru_maxrss / 1024);
-        tool_late_warn(threads[k], ustr_cpus_usable(), NULL, late[0], late[1], b.repeat);
+        tool_late_warn(threads[k], b.cpus, NULL, late, b.repeat);
     }
     free(b.files);
     return 0;

@@ -62,6 +62,7 @@ typedef struct bench {
     int       repeat;
     bool      print_stats;
     bool      print_rounds; /* --rounds: each run's time on stderr as it ends */
+    unsigned  cpus;         /* the CPUs it may run on (ustr_cpus.h), read once */
     bool      floor;        /* --floor */
 } bench;
 
@@ -313,8 +314,7 @@ run_once(const bench *b, const workload *w, ustr_lock lock, unsigned nthreads, b
 static void
 run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
 {
-    static double late[MAX_LIST][MAX_LIST][2][64]; /* threads, lock, what, round */
-    double        got[2];
+    static double late[MAX_LIST][MAX_LIST][64][2]; /* threads, lock, round: run_threads()' */
     bool          progress = isatty(STDERR_FILENO);
     for (int k = 0; k < b->repeat; k++)
         for (int j = 0; j < b->nthreads; j++)
@@ -323,8 +323,8 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
                 if (progress)
                     fprintf(stderr, "\rustring-bench: %s: round %d of %d, %u threads, %s      ",
                             w->name, k + 1, b->repeat, b->threads[j], ustr_lock_name(b->locks[i]));
+                double *got = late[j][i][k];
                 secs[j][i][k] = run_once(b, w, b->locks[i], b->threads[j], k == b->repeat - 1, got);
-                late[j][i][0][k] = got[0], late[j][i][1][k] = got[1];
                 if (b->print_rounds)
                     fprintf(stderr,
                             "%s  round %d: %u thread%s, %s, %.6f s, waiting for a CPU %.0f%%, last "
@@ -346,8 +346,8 @@ run_rounds(const bench *b, const workload *w, double secs[][MAX_LIST][64])
     fflush(stdout);
     for (int j = 0; j < b->nthreads; j++)
         for (int i = 0; i < b->nlocks; i++)
-            tool_late_warn(b->threads[j], ustr_cpus_usable(), ustr_lock_name(b->locks[i]),
-                           late[j][i][0], late[j][i][1], b->repeat);
+            tool_late_warn(b->threads[j], b->cpus, ustr_lock_name(b->locks[i]), late[j][i],
+                           b->repeat);
 }
 
 /* The default lock's throughput over the fastest other lock's at each
@@ -367,7 +367,7 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64]) /* threads, lock, r
     }
     if (d < 0 || others == 0)
         return;
-    long hw = ustr_cpus_usable(); /* its affinity, where the threads run */
+    long hw = b->cpus;
     printf("default %s over the fastest other lock, throughput (the rounds' range):", ours);
     for (int j = 0; j < b->nthreads; j++) {
         double mine = tool_median(secs[j][d], b->repeat), best = 0, lo = 0, hi = 0;
@@ -394,7 +394,7 @@ default_verdict(const bench *b, double secs[][MAX_LIST][64]) /* threads, lock, r
 static void
 scale_table(const bench *b, const workload *w, double mops[][MAX_LIST])
 {
-    long hw = ustr_cpus_usable(); /* its affinity, where the threads run */
+    long hw = b->cpus;
     printf("\n%s: %" PRIu64 " ops per thread, %zu strings, median of %d; "
            "x = throughput / 1-thread throughput\n",
            w->name, w->ops, b->lines.n, b->repeat);
@@ -509,7 +509,7 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
 {
     double        floor_secs[64], secs[64], ratio[64] = {0}; /* repeat >= 1: for the compiler */
     double        speedup[MAX_LIST][64], floor_speedup[MAX_LIST][64];
-    static double late[MAX_LIST][2][2][64]; /* thread count, floor or table, what, round */
+    static double late[MAX_LIST][2][64][2]; /* thread count, floor or table, round */
     uint64_t      sum = 0, floor_sum = 0, s;
     for (int k = 0; k < b->repeat; k++) {
         ustr_table   *table = table_preloaded(b, lock);
@@ -521,12 +521,10 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
         ratio[k] = secs[k] / floor_secs[k];
         for (int j = 0; j < b->nthreads; j++) {
             unsigned n = b->threads[j];
-            double   got[2];
-            floor_speedup[j][k] = n * floor_secs[k] / run_threads(b, w, table, f, n, &s, got);
-            late[j][0][0][k] = got[0], late[j][0][1][k] = got[1];
+            floor_speedup[j][k] =
+                n * floor_secs[k] / run_threads(b, w, table, f, n, &s, late[j][0][k]);
             floor_sum += s;
-            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s, got);
-            late[j][1][0][k] = got[0], late[j][1][1][k] = got[1];
+            speedup[j][k] = n * secs[k] / run_threads(b, w, table, NULL, n, &s, late[j][1][k]);
             sum += s;
         }
         if (k == b->repeat - 1 && b->print_stats) {
@@ -550,10 +548,8 @@ run_floor(const bench *b, const workload *w, ustr_lock lock)
     printf(" checksum=%016" PRIx64 " floor_checksum=%016" PRIx64 "\n", sum, floor_sum);
     fflush(stdout);
     for (int j = 0; j < b->nthreads; j++) {
-        tool_late_warn(b->threads[j], ustr_cpus_usable(), "the floor", late[j][0][0], late[j][0][1],
-                       n);
-        tool_late_warn(b->threads[j], ustr_cpus_usable(), ustr_lock_name(lock), late[j][1][0],
-                       late[j][1][1], n);
+        tool_late_warn(b->threads[j], b->cpus, "the floor", late[j][0], n);
+        tool_late_warn(b->threads[j], b->cpus, ustr_lock_name(lock), late[j][1], n);
     }
 }
 
@@ -610,7 +606,8 @@ main(int argc, char **argv)
         {"stats", no_argument, NULL, 'v'},         {"rounds", no_argument, NULL, 'R'},
         {"floor", no_argument, NULL, 'F'},         {NULL, 0, NULL, 0}};
     static const tool_cli cli = {usage_text, longopts, NULL};
-    bench                 b = {.repeat = 0}; /* 0: the default, 3 (5 with --floor) */
+    bench                 b = {.repeat = 0,
+                               .cpus = ustr_cpus_usable()}; /* repeat 0: the default, 3 (5 with --floor) */
     workload              w = {.name = "custom"};
     const char           *strings_file = NULL;
     uint64_t              generate = 1000, seed = 1, ops = 0;

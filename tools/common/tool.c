@@ -77,9 +77,13 @@ tool_late_shares(const tool_late *l, double share[2])
 }
 
 void
-tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double *off,
-               const double *start, int rounds)
+tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double (*late)[2],
+               int rounds)
 {
+    double off[64], start[64];
+    rounds = rounds < 64 ? rounds : 64;
+    for (int k = 0; k < rounds; k++)
+        off[k] = late[k][0], start[k] = late[k][1];
     double o = tool_median(off, rounds), s = tool_median(start, rounds);
     if (threads > cpus || (o <= TOOL_LATE_WARN && s <= TOOL_LATE_WARN))
         return;

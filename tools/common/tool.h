@@ -65,11 +65,11 @@ void tool_late_shares(const tool_late *l, double share[2]);
  * slower than 1 on a 2-vCPU VM, their starts 40 us apart). */
 #define TOOL_LATE_WARN 0.1
 /* Warns on stderr ("PROG: warning: T threads, WHAT: waiting for a CPU ...") where
- * `threads` is no more than `cpus` and the median over `rounds` of off[]
- * or of start[] (tool_late_shares()' two) is above TOOL_LATE_WARN: that
- * figure is not the threads' scaling. what: a label, or NULL. */
-void tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double *off,
-                    const double *start, int rounds);
+ * `threads` is no more than `cpus` and the median over `rounds` of either
+ * share (late[round], tool_late_shares()' two) is above TOOL_LATE_WARN:
+ * that figure is not the threads' scaling. what: a label, or NULL. */
+void tool_late_warn(unsigned threads, unsigned cpus, const char *what, const double (*late)[2],
+                    int rounds);
 
 /* The median of values[0..n): the middle one, or the mean of the middle
  * two when n is even; 0 when n < 1. values is not changed. The one median

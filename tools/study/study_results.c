@@ -16,17 +16,40 @@
 #include <time.h>
 #include <unistd.h>
 
+/* One configuration's runs, `of` each (at most 64) into v; how many. */
+static int
+config_values(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
+              unsigned threads, double (*of)(const run *), double v[64])
+{
+    int k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
+            runs[i].threads == threads)
+            v[k++] = of(&runs[i]);
+    return k;
+}
+
+static double
+render_secs(const run *r)
+{
+    return r->render_secs;
+}
+
+/* The share of a run's workers' time spent opening textures (decoding, MIP
+ * levels, first tiles: render's open_secs over their busy time). */
+static double
+open_share(const run *r)
+{
+    return r->busy_secs > 0 ? r->open_secs / r->busy_secs : 0;
+}
+
 /* The median render time of one configuration over its runs; 0: none. */
 double
 median_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_lock lock,
           unsigned threads, double *lo, double *hi)
 {
     double v[64];
-    int    k = 0;
-    for (int i = 0; i < n && k < 64; i++)
-        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
-            runs[i].threads == threads)
-            v[k++] = runs[i].render_secs;
+    int    k = config_values(runs, n, ranks, mode, lock, threads, render_secs, v);
     *lo = *hi = 0;
     for (int i = 0; i < k; i++) {
         *lo = i == 0 || v[i] < *lo ? v[i] : *lo;
@@ -42,26 +65,16 @@ cpu_share_of(const run *runs, int n, unsigned ranks, rt_texture_mode mode, ustr_
              unsigned threads)
 {
     double v[64];
-    int    k = 0;
-    for (int i = 0; i < n && k < 64; i++)
-        if (runs[i].ranks == ranks && runs[i].mode == mode && runs[i].lock == lock &&
-            runs[i].threads == threads)
-            v[k++] = study_run_cpu_share(&runs[i]);
+    int    k = config_values(runs, n, ranks, mode, lock, threads, study_run_cpu_share, v);
     return k ? tool_median(v, k) : 0;
 }
 
-/* The median over one configuration's runs of the share of its workers'
- * time spent opening textures (decoding, MIP levels, first tiles: the
- * render's open_secs over its workers' busy time); 0: none. */
+/* The median over a full configuration's runs of open_share(); 0: none. */
 static double
 open_share_of(const run *runs, int n, unsigned ranks, ustr_lock lock, unsigned threads)
 {
     double v[64];
-    int    k = 0;
-    for (int i = 0; i < n && k < 64; i++)
-        if (runs[i].ranks == ranks && runs[i].mode == RT_TEXTURE_FULL && runs[i].lock == lock &&
-            runs[i].threads == threads && runs[i].busy_secs > 0)
-            v[k++] = runs[i].open_secs / runs[i].busy_secs;
+    int    k = config_values(runs, n, ranks, RT_TEXTURE_FULL, lock, threads, open_share, v);
     return k ? tool_median(v, k) : 0;
 }
 
