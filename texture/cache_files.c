@@ -169,18 +169,14 @@ insert_locked(tex_system *ts, ustr name, bool raw)
 tex__file *
 tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
-    /* Two-way: the pair of entries the name's hash picks, the last used
-     * first. Direct-mapped, two files a shading point alternates between
-     * (a material's slots, an environment map) can share an entry and evict
-     * each other at every lookup. The first way was checked inline
-     * (tex__file_find()). */
+    /* Two-way: the pair of entries the name's hash picks. Direct-mapped,
+     * two files a shading point alternates between (a material's slots,
+     * an environment map) can share an entry and evict each other at every
+     * lookup. Both ways missed (tex__file_find()); the name goes in first
+     * and the entry there second: of three names sharing a pair, the one
+     * that came in first leaves. Unlike LRU that may be a name in use,
+     * which then costs a table find; in return no hit writes. */
     tex__micro *m = tex__micro_pair(tc, name, raw);
-    if (m[1].name == name && m[1].raw == raw) {
-        tex__micro hit = m[1];
-        m[1] = m[0], m[0] = hit;
-        tex__count(&tc->counters.microcache_hits, 1);
-        return hit.file;
-    }
     /* Acquire pairs with the release in insert_locked(). */
     tex__file *f = array_find(atomic_load_explicit(&ts->files, memory_order_acquire), name, raw);
     if (!f) {

@@ -388,8 +388,8 @@ bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
 
 /* ---- the inline fronts of cache_files.c (declared above) ---- */
 
-/* The pair of microcache entries a name picks: two-way, the last used
- * first (cache_files.c says why two). */
+/* The pair of microcache entries a name picks: two-way, the last found
+ * in the file table first (cache_files.c says why two). */
 static inline tex__micro *
 tex__micro_pair(tex_thread *tc, ustr name, bool raw)
 {
@@ -399,11 +399,16 @@ tex__micro_pair(tex_thread *tc, ustr name, bool raw)
 static inline tex__file *
 tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
+    /* Both ways here, and a hit writes nothing: two files that share a
+     * pair, looked up in turn, went out of line every other lookup to be
+     * swapped (a random lookup over four files paid 12 instructions for
+     * it on average: docs/benchmarks.md, "Lookups against the floor"). */
     tex__micro *m = tex__micro_pair(tc, name, raw);
-    if (m[0].name == name && m[0].raw == raw) {
-        tex__count(&tc->counters.microcache_hits, 1);
-        return m[0].file;
-    }
+    for (int way = 0; way < 2; way++)
+        if (m[way].name == name && m[way].raw == raw) {
+            tex__count(&tc->counters.microcache_hits, 1);
+            return m[way].file;
+        }
     return tex__file_find_slow(ts, tc, name, raw);
 }
 
