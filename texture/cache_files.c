@@ -131,6 +131,8 @@ file_new(const tex_system *ts, ustr name, bool raw)
             file_free(f);
             return NULL;
         }
+        /* Every tile number has four digits (1001 to 2000). */
+        f->udim_too_long = strlen(name) - strlen("<UDIM>") + 4 >= TEX__PATH_MAX;
     }
     return f;
 }
@@ -412,7 +414,13 @@ open_locked(tex_system *ts, tex_thread *tc, tex__file *f)
     bool report = false;
     /* Relaxed: f->lock orders everything written under it. */
     if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__UNOPENED) {
-        if (f->udim_prefix) {
+        if (f->udim_too_long) {
+            snprintf(err, sizeof err,
+                     "a <UDIM> name whose tiles' names are %zu bytes, past the "
+                     "%d a path may have",
+                     strlen(f->name) - strlen("<UDIM>") + 4, TEX__PATH_MAX - 1);
+            f->error = TEX_ERR_INVALID;
+        } else if (f->udim_prefix) {
             snprintf(err, sizeof err, "a <UDIM> name is a pattern, not a file");
             f->error = TEX_ERR_INVALID;
         } else {

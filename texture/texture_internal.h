@@ -11,7 +11,10 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 
-#define TEX__TILE       64 /* tile edge for files that are not tiled on disk */
+#define TEX__TILE 64 /* tile edge for files that are not tiled on disk */
+/* The longest path, its NUL included: Linux's PATH_MAX, which not every
+ * file including this one may see (it needs a POSIX feature macro). */
+#define TEX__PATH_MAX   4096
 #define TEX__MICROCACHE 32 /* files a thread remembers; a power of two */
 #define TEX__CACHE_LINE 64
 
@@ -121,6 +124,9 @@ struct tex__file {
      * divisions; tile_shift_x is 0 when a size is not a power of two. */
     uint8_t tile_shift_x, tile_shift_y;
     char   *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
+    /* Its tiles' names would be longer than a path may be: opening the
+     * pattern reports it (once) and its lookups draw the fill. */
+    bool udim_too_long;
     /* info.constant: the one texel, as stored (at most 4 floats), and as
      * linear RGBA (tex__constant_decode(); alpha 1 where the image has
      * none, which a lookup replaces with its fill's). */
@@ -249,8 +255,8 @@ struct tex_thread {
     tex_system        *ts;
     tex__counters      counters;
     tex__micro         micro[TEX__MICROCACHE];
-    struct tex_thread *next, *prev; /* the system's list; guarded by threads_lock */
-    char               udim_name[1024];
+    struct tex_thread *next, *prev;              /* the system's list; guarded by threads_lock */
+    char               udim_name[TEX__PATH_MAX]; /* a UDIM tile's name; the longest path there is */
 };
 
 /* io_read.c: which format a file is, by its first bytes. TEX__FORMAT_UNKNOWN

@@ -408,6 +408,65 @@ case_udim(const char *arg)
     tex_system_destroy(ts);
 }
 
+static int  udim_reports;
+static char udim_reason[256];
+
+static void
+keep_udim_report(void *ctx, const char *name, const char *reason)
+{
+    (void)ctx, (void)name;
+    snprintf(udim_reason, sizeof udim_reason, "%s", reason);
+    udim_reports++;
+}
+
+/* A <UDIM> pattern of `pad` "./" after the test folder: "DIR/././.../" */
+static ustr
+udim_padded(size_t pad, const char *file)
+{
+    size_t len = strlen(dir) + 2 * pad + strlen(file) + 2;
+    char  *path = malloc(len);
+    REQUIRE(path != NULL);
+    size_t at = (size_t)snprintf(path, len, "%s/", dir);
+    for (size_t i = 0; i < pad; i++, at += 2)
+        memcpy(path + at, "./", 2);
+    snprintf(path + at, len - at, "%s", file);
+    ustr u = ustr_intern_cstr(path);
+    free(path);
+    return u;
+}
+
+/* Long UDIM names: one whose tiles' names are 1,500 bytes (a path may
+ * have 4,095) resolves; one past 4,095 cannot name any file: reported
+ * once, by the pattern's first lookup (or its open), its lookups the fill,
+ * where it drew the fill with no word. */
+static void
+case_udim_long(const char *arg)
+{
+    (void)arg;
+    udim_value = 70;
+    png_make("long.1001.png", 4, 4, 1, udim_const);
+    tex_system *ts;
+    REQUIRE(tex_system_create(&(tex_config){.report = keep_udim_report}, &ts, NULL) == TEX_OK);
+    tex_thread *tc = thread_new(ts);
+    tex_opts    o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
+    ustr        fits = udim_padded(700, "long.<UDIM>.png");
+    REQUIRE(strlen(fits) > 1400 && strlen(fits) < 2000);
+    CHECK_NEAR(grey(ts, tc, fits, 0.5f, 0.5f, &o), 70 / 255.0f);
+    CHECK_EQ_INT(udim_reports, 0);
+
+    ustr  over = udim_padded(2100, "long.<UDIM>.png");
+    float rgba[4];
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(tex_lookup(ts, tc, over, 0.5f, 0.5f, NULL, &o, rgba), TEX_ERR_INVALID);
+        CHECK_NEAR(rgba[0], 0.5f);
+    }
+    CHECK_EQ_INT(tex_file_open(ts, tc, over, true), TEX_ERR_INVALID);
+    CHECK_EQ_INT(udim_reports, 1);
+    CHECK(strstr(udim_reason, "<UDIM>") && strstr(udim_reason, "past the 4095"));
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 static int reports;
 
 static void
@@ -1874,6 +1933,7 @@ main(int argc, char **argv)
         {"mip", case_mip},
         {"anisotropic", case_anisotropic},
         {"udim", case_udim},
+        {"udim_long", case_udim_long},
         {"missing", case_missing},
         {"downsample", case_downsample},
         {"maketx", case_maketx},
