@@ -277,18 +277,18 @@ exr_charge(spill_job *spill, const tex__tiled_info *info, char err[TEX_ERR_LEN])
 }
 
 tex_result
-tex__cut_file(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format, const char *path,
-              const tex__tiled_info *info, char err[TEX_ERR_LEN])
+tex__cut_file(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format, int fd,
+              const char *path, const tex__tiled_info *info, char err[TEX_ERR_LEN])
 {
     spill_job          j = {.ts = ts, .tc = tc, .f = f};
     tex__decode_budget budget = {spill_charge, &j};
     tex_result         r = TEX_OK;
     switch (format) {
     case TEX__FORMAT_PNG:
-        r = tex__png_read_rows(path, spill_rows, &j, &budget, err);
+        r = tex__png_read_rows(fd, spill_rows, &j, &budget, err);
         break;
     case TEX__FORMAT_JPEG:
-        r = tex__jpeg_read_rows(path, spill_rows, &j, &budget, err);
+        r = tex__jpeg_read_rows(fd, spill_rows, &j, &budget, err);
         break;
     default: /* an EXR is read whole, then by rows (tex_image_read_rows()); a TIFF by rows */
         if (format == TEX__FORMAT_EXR)

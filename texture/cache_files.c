@@ -265,7 +265,7 @@ open_tiled(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format, con
         return r;
     if (!info.tile_width || (info.nlevels == 1 && (info.width > 1 || info.height > 1))) {
         tex__tiled_close(&f->handle);
-        return tex__cut_file(ts, tc, f, format, path, &info, err);
+        return tex__cut_file(ts, tc, f, format, -1, path, &info, err);
     }
     f->source = source;
     f->info.width = info.width;
@@ -290,7 +290,14 @@ open_file_gated(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_L
     tex_result     r = tex__read_open(ts, f, &src, err);
     if (r != TEX_OK)
         return r;
-    tex__format format = tex__sniff(src.path, err, &r);
+    /* Opened once: sniffed, then a PNG or JPEG decoded, from the one
+     * descriptor (an EXR's or TIFF's library opens it by name). A file
+     * opened twice cost some 4 us more each, 1 ms of a first touch of
+     * 232 small JPEGs (docs/benchmarks.md, "Cold loading"). */
+    int         fd = src.fd >= 0 ? src.fd : tex_open_regular(src.path, err);
+    tex__format format = fd >= 0 ? tex__sniff(fd, err, &r) : TEX__FORMAT_UNKNOWN;
+    if (fd < 0)
+        r = TEX_ERR_OPEN;
     switch (format) {
     case TEX__FORMAT_EXR:
     case TEX__FORMAT_TIFF:
@@ -298,11 +305,13 @@ open_file_gated(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_L
         break;
     case TEX__FORMAT_PNG:
     case TEX__FORMAT_JPEG:
-        r = tex__cut_file(ts, tc, f, format, src.path, NULL, err);
+        r = tex__cut_file(ts, tc, f, format, fd, src.path, NULL, err);
         break;
     default:
-        break; /* sniffing said why */
+        break; /* opening or sniffing said why */
     }
+    if (fd >= 0 && fd != src.fd)
+        close(fd);
     tex__read_close(&src);
     return r;
 }

@@ -21,16 +21,37 @@
 
 #include <jerror.h> /* after jpeglib.h: its message list depends on JPEG_LIB_VERSION */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The file's bytes for libjpeg, by pread() from a descriptor in blocks of
+ * SOURCE_BYTES: a stdio stream over it cost system calls of its own (a
+ * duplicate descriptor, its flags, a stat, and 4 KiB reads), most of the
+ * calls a small texture's decode made. At the end of the file, or on a read
+ * error, it does what libjpeg's own sources do: a warning (JWRN_JPEG_EOF)
+ * and an EOI marker; an empty file is JERR_INPUT_EMPTY. */
+enum { SOURCE_BYTES = 1 << 16 };
+
+typedef struct fd_source {
+    struct jpeg_source_mgr pub; /* first: libjpeg hands callbacks a pointer to it */
+    int                    fd;
+    uint64_t               at;         /* the file offset of the next block */
+    bool                   started;    /* a byte has been read */
+    int                    read_errno; /* a read failed: why; 0: none did */
+    JOCTET                *buf;        /* SOURCE_BYTES */
+} fd_source;
 
 typedef struct jpeg_job {
     struct jpeg_error_mgr         pub; /* first: libjpeg hands callbacks a pointer to it */
     jmp_buf                       jmp;
     struct jpeg_decompress_struct cinfo;
-    FILE                         *f;
-    tex_image                     img;  /* the image, or with `rows` one row of it */
-    tex_rows_fn                   rows; /* tex_jpeg_read_rows()'s consumer; NULL: whole */
+    fd_source                     src;
+    tex_image                     img;       /* the image; with `rows` its shape only */
+    unsigned char                *row_block; /* with `rows`: the one row's memory */
+    tex_rows_fn                   rows;      /* tex_jpeg_read_rows()'s consumer; NULL: whole */
     void                         *rows_ctx;
     tex_result                    code; /* TEX_OK until something fails */
     char                         *err;  /* the caller's TEX_ERR_LEN bytes */
@@ -83,9 +104,9 @@ on_error_exit(j_common_ptr cinfo)
     jpeg_job *job = (jpeg_job *)cinfo->err;
     char      msg[JMSG_LENGTH_MAX];
     (*cinfo->err->format_message)(cinfo, msg);
-    if (ferror(job->f)) {
+    if (job->src.read_errno) {
         job->code = TEX_ERR_OPEN;
-        snprintf(job->err, TEX_ERR_LEN, "cannot read: read error");
+        snprintf(job->err, TEX_ERR_LEN, "cannot read: %s", strerror(job->src.read_errno));
     } else if (job->lost == JWRN_JPEG_EOF) {
         /* The inserted EOI made the stream look wrong: say why. */
         job->code = TEX_ERR_CORRUPT;
@@ -167,6 +188,78 @@ coefficients_reserve(jpeg_job *job)
     return TEX_OK;
 }
 
+static void
+source_init(j_decompress_ptr cinfo)
+{
+    (void)cinfo;
+}
+
+static boolean
+source_fill(j_decompress_ptr cinfo)
+{
+    fd_source *s = (fd_source *)cinfo->src;
+    ssize_t    n;
+    do
+        n = pread(s->fd, s->buf, SOURCE_BYTES, (off_t)s->at);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        s->read_errno = errno;
+    if (n <= 0) {
+        if (!s->started && !s->read_errno)
+            ERREXIT(cinfo, JERR_INPUT_EMPTY);
+        WARNMS(cinfo, JWRN_JPEG_EOF);
+        s->buf[0] = (JOCTET)0xFF;
+        s->buf[1] = (JOCTET)JPEG_EOI;
+        n = 2;
+    } else {
+        s->at += (uint64_t)n;
+    }
+    s->started = true;
+    s->pub.next_input_byte = s->buf;
+    s->pub.bytes_in_buffer = (size_t)n;
+    return TRUE;
+}
+
+static void
+source_skip(j_decompress_ptr cinfo, long n)
+{
+    fd_source *s = (fd_source *)cinfo->src;
+    if (n <= 0)
+        return;
+    if ((size_t)n <= s->pub.bytes_in_buffer) {
+        s->pub.next_input_byte += n;
+        s->pub.bytes_in_buffer -= (size_t)n;
+        return;
+    }
+    s->at += (uint64_t)n - s->pub.bytes_in_buffer; /* a marker's length: at most 65533 */
+    s->pub.bytes_in_buffer = 0;                    /* the next read fills from there */
+}
+
+static void
+source_term(j_decompress_ptr cinfo)
+{
+    (void)cinfo;
+}
+
+/* The row a read by rows decodes into, 16 bytes past a 32-byte boundary.
+ * libjpeg-turbo's SIMD colour conversion writes a 32-byte-aligned output
+ * row with non-temporal stores, which bypass the caches: the consumer,
+ * reading the row at once (the MIP chain, the tile cut), then read it back
+ * from memory. A first touch of the 232 test JPEGs took 40.2 ms with the
+ * row so placed against 42.5-43.5 aligned, which malloc() gave it or not
+ * by chance (docs/benchmarks.md, "Cold loading"). NULL and the job's error
+ * when out of memory. */
+static JSAMPROW
+row_alloc(jpeg_job *job, size_t stride)
+{
+    if (!(job->row_block = malloc(stride + 32))) {
+        job->code = TEX_ERR_NOMEM;
+        snprintf(job->err, TEX_ERR_LEN, "out of memory for a row of %zu bytes", stride);
+        return NULL;
+    }
+    return job->row_block + ((16 - (uintptr_t)job->row_block) & 31);
+}
+
 /* Everything libjpeg does for a read. On failure job->code says why; the
  * caller frees what job holds. */
 static void
@@ -180,7 +273,12 @@ jpeg_decode(jpeg_job *job)
     if (setjmp(job->jmp))
         return;
     jpeg_create_decompress(cinfo);
-    jpeg_stdio_src(cinfo, job->f);
+    job->src.pub = (struct jpeg_source_mgr){.init_source = source_init,
+                                            .fill_input_buffer = source_fill,
+                                            .skip_input_data = source_skip,
+                                            .resync_to_restart = jpeg_resync_to_restart,
+                                            .term_source = source_term};
+    cinfo->src = &job->src.pub;
     jpeg_read_header(cinfo, TRUE);
 
     int channels;
@@ -219,19 +317,25 @@ jpeg_decode(jpeg_job *job)
                  cinfo->output_components, channels);
         return;
     }
-    job->code =
-        tex_image_alloc(&job->img, cinfo->output_width, job->rows ? 1 : cinfo->output_height,
-                        (uint32_t)channels, TEX_TYPE_U8, job->err);
+    size_t   stride = (size_t)cinfo->output_width * (size_t)channels;
+    JSAMPROW one_row = NULL;
+    if (!job->rows)
+        job->code = tex_image_alloc(&job->img, cinfo->output_width, cinfo->output_height,
+                                    (uint32_t)channels, TEX_TYPE_U8, job->err);
+    else if ((job->code = tex_check_size(cinfo->output_width, cinfo->output_height, job->err)) ==
+             TEX_OK)
+        one_row = row_alloc(job, stride);
     if (job->code != TEX_OK)
         return;
     job->img.srgb = true;
-    tex_image shape = job->img;
-    shape.height = cinfo->output_height;
-    shape.pixels = NULL;
-    size_t stride = (size_t)cinfo->output_width * (size_t)channels;
+    tex_image shape = {.width = cinfo->output_width,
+                       .height = cinfo->output_height,
+                       .nchannels = (uint32_t)channels,
+                       .type = TEX_TYPE_U8,
+                       .srgb = true};
     while (cinfo->output_scanline < cinfo->output_height) {
         JDIMENSION y = cinfo->output_scanline;
-        JSAMPROW   row = (JSAMPROW)job->img.pixels + (job->rows ? 0 : (size_t)y * stride);
+        JSAMPROW   row = one_row ? one_row : (JSAMPROW)job->img.pixels + (size_t)y * stride;
         if (jpeg_read_scanlines(cinfo, &row, 1) != 1) { /* only a suspending source does this */
             job->code = TEX_ERR_CORRUPT;
             snprintf(job->err, TEX_ERR_LEN, "JPEG data ends at row %u of %u", y,
@@ -254,33 +358,55 @@ jpeg_decode(jpeg_job *job)
 }
 
 /* tex_jpeg_read() with rows NULL, tex_jpeg_read_rows() with a consumer and
- * out NULL. */
+ * out NULL; the file open as fd (the caller's, left open), or else path,
+ * opened as tex__io_read_open() opens it. */
 static tex_result
-jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_budget *budget,
-          tex_image *out, char err[TEX_ERR_LEN])
+jpeg_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
+          const tex__decode_budget *budget, tex_image *out, char err[TEX_ERR_LEN])
 {
-    FILE      *f;
-    tex_result r = tex__io_read_open(path, out, err, &f);
-    if (r != TEX_OK)
-        return r;
-    jpeg_job *job = tex__io_read_state(sizeof *job, f, err);
-    if (!job)
+    if (out)
+        *out = (tex_image){0};
+    err[0] = '\0';
+    int own = -1;
+    if (fd < 0 && !path) {
+        snprintf(err, TEX_ERR_LEN, "no file name");
+        return TEX_ERR_INVALID;
+    }
+    if (fd < 0 && (fd = own = tex_open_regular(path, err)) < 0)
+        return TEX_ERR_OPEN;
+    jpeg_job *job = calloc(1, sizeof *job);
+    JOCTET   *buf = job ? malloc(SOURCE_BYTES) : NULL; /* not zeroed: 64 KiB a file */
+    if (!buf) {
+        free(job);
+        if (own >= 0)
+            close(own);
+        snprintf(err, TEX_ERR_LEN, "out of memory");
         return TEX_ERR_NOMEM;
-    job->f = f;
+    }
+    job->src.fd = fd;
+    job->src.buf = buf;
     job->err = err;
     job->rows = rows;
     job->rows_ctx = rows_ctx;
     job->budget = budget;
     jpeg_decode(job);
-    if (job->code == TEX_OK && ferror(f)) { /* the stdio source takes a read error for EOF */
+    if (job->code == TEX_OK && job->src.read_errno) { /* read as the end of the file */
         job->code = TEX_ERR_OPEN;
-        snprintf(err, TEX_ERR_LEN, "cannot read: read error");
+        snprintf(err, TEX_ERR_LEN, "cannot read: %s", strerror(job->src.read_errno));
     } else if (job->code == TEX_OK && job->lost) {
         job->code = TEX_ERR_CORRUPT;
         tex__io_message(err, job->lost == JWRN_JPEG_EOF ? "truncated: " : "", job->lost_msg);
     }
     jpeg_destroy_decompress(&job->cinfo); /* safe on the zeroed struct if creating failed */
-    r = tex__io_read_close(f, job->code, &job->img, out);
+    tex_result r = job->code;
+    if (r == TEX_OK && out)
+        *out = job->img;
+    else
+        tex_image_free(&job->img);
+    if (own >= 0)
+        close(own);
+    free(job->row_block);
+    free(buf);
     free(job);
     return r;
 }
@@ -288,18 +414,24 @@ jpeg_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_
 tex_result
 tex_jpeg_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    return jpeg_read(path, NULL, NULL, NULL, out, err);
+    return jpeg_read(path, -1, NULL, NULL, NULL, out, err);
 }
 
 tex_result
 tex_jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
 {
-    return jpeg_read(path, fn, ctx, NULL, NULL, err);
+    return jpeg_read(path, -1, fn, ctx, NULL, NULL, err);
 }
 
 tex_result
-tex__jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+tex__jpeg_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN])
+{
+    return jpeg_read(NULL, fd, NULL, NULL, NULL, out, err);
+}
+
+tex_result
+tex__jpeg_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
                     char err[TEX_ERR_LEN])
 {
-    return jpeg_read(path, fn, ctx, budget, NULL, err);
+    return jpeg_read(NULL, fd, fn, ctx, budget, NULL, err);
 }

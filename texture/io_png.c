@@ -356,13 +356,13 @@ png_decode(png_job *job)
 }
 
 /* tex_png_read() with rows NULL, tex_png_read_rows() with a consumer and
- * out NULL. */
+ * out NULL; the file open as fd, or else path (tex__io_read_open()). */
 static tex_result
-png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_budget *budget,
-         tex_image *out, char err[TEX_ERR_LEN])
+png_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
+         const tex__decode_budget *budget, tex_image *out, char err[TEX_ERR_LEN])
 {
     FILE      *f;
-    tex_result r = tex__io_read_open(path, out, err, &f);
+    tex_result r = tex__io_read_open(path, fd, out, err, &f);
     if (r != TEX_OK)
         return r;
     r = signature_check(f, err);
@@ -409,20 +409,26 @@ png_read(const char *path, tex_rows_fn rows, void *rows_ctx, const tex__decode_b
 tex_result
 tex_png_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    return png_read(path, NULL, NULL, NULL, out, err);
+    return png_read(path, -1, NULL, NULL, NULL, out, err);
 }
 
 tex_result
 tex_png_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
 {
-    return png_read(path, fn, ctx, NULL, NULL, err);
+    return png_read(path, -1, fn, ctx, NULL, NULL, err);
 }
 
 tex_result
-tex__png_read_rows(const char *path, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+tex__png_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN])
+{
+    return png_read(NULL, fd, NULL, NULL, NULL, out, err);
+}
+
+tex_result
+tex__png_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
                    char err[TEX_ERR_LEN])
 {
-    return png_read(path, fn, ctx, budget, NULL, err);
+    return png_read(NULL, fd, fn, ctx, budget, NULL, err);
 }
 
 /* ---- writing ---- */

@@ -10,19 +10,15 @@
 #include <unistd.h>
 
 tex__format
-tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
+tex__sniff(int fd, char err[TEX_ERR_LEN], tex_result *r)
 {
     unsigned char magic[8] = {0};
-    int           fd = tex_open_regular(path, err);
-    if (fd < 0) {
-        *r = TEX_ERR_OPEN;
-        return TEX__FORMAT_UNKNOWN;
-    }
-    ssize_t n = read(fd, magic, sizeof magic);
-    int     read_errno = errno;
-    close(fd);
+    ssize_t       n;
+    do /* where they lie: the offset stays for the decoder */
+        n = pread(fd, magic, sizeof magic, 0);
+    while (n < 0 && errno == EINTR);
     if (n < 0) {
-        snprintf(err, TEX_ERR_LEN, "cannot read: %s", strerror(read_errno));
+        snprintf(err, TEX_ERR_LEN, "cannot read: %s", strerror(errno));
         *r = TEX_ERR_OPEN;
         return TEX__FORMAT_UNKNOWN;
     }
@@ -39,16 +35,40 @@ tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r)
     return TEX__FORMAT_UNKNOWN;
 }
 
+/* path opened and its format sniffed: the descriptor (-1 with *r and err
+ * set when it cannot be opened or read, or is no image we read). A PNG or
+ * JPEG is then decoded from it, not opened a second time. */
+static int
+open_sniffed(const char *path, tex__format *format, char err[TEX_ERR_LEN], tex_result *r)
+{
+    *format = TEX__FORMAT_UNKNOWN;
+    int fd = tex_open_regular(path, err);
+    if (fd < 0) {
+        *r = TEX_ERR_OPEN;
+        return -1;
+    }
+    *format = tex__sniff(fd, err, r);
+    if (*format == TEX__FORMAT_UNKNOWN) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 tex_result
 tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
 {
-    tex_result r = TEX_OK;
+    tex_result  r = TEX_OK;
+    tex__format format;
     out->pixels = NULL;
-    switch (tex__sniff(path, err, &r)) {
+    int fd = open_sniffed(path, &format, err, &r);
+    switch (format) {
     case TEX__FORMAT_PNG:
-        return tex_png_read(path, out, err);
+        r = tex__png_read_fd(fd, out, err);
+        break;
     case TEX__FORMAT_JPEG:
-        return tex_jpeg_read(path, out, err);
+        r = tex__jpeg_read_fd(fd, out, err);
+        break;
     case TEX__FORMAT_EXR: {
         tex_exr     *f;
         tex_exr_info info;
@@ -58,16 +78,19 @@ tex_image_read(const char *path, tex_image *out, char err[TEX_ERR_LEN])
             tex_exr_close(f);
             out->associated = out->nchannels == 2 || out->nchannels == 4; /* EXR's alpha is */
         }
-        return r;
+        break;
     }
     case TEX__FORMAT_TIFF:
         r = tex_tiff_read_rows(path, tex__rows_collect, out, err);
         if (r != TEX_OK)
             tex_image_free(out);
-        return r;
+        break;
     default:
-        return r;
+        break;
     }
+    if (fd >= 0)
+        close(fd);
+    return r;
 }
 
 tex_result
@@ -85,24 +108,32 @@ tex_image_rows(const tex_image *img, tex_rows_fn fn, void *ctx, char err[TEX_ERR
 tex_result
 tex_image_read_rows(const char *path, tex_rows_fn fn, void *ctx, char err[TEX_ERR_LEN])
 {
-    tex_result r = TEX_OK;
-    tex_image  img;
-    switch (tex__sniff(path, err, &r)) {
+    tex_result  r = TEX_OK;
+    tex__format format;
+    tex_image   img;
+    int         fd = open_sniffed(path, &format, err, &r);
+    switch (format) {
     case TEX__FORMAT_PNG:
-        return tex_png_read_rows(path, fn, ctx, err);
+        r = tex__png_read_rows(fd, fn, ctx, NULL, err);
+        break;
     case TEX__FORMAT_JPEG:
-        return tex_jpeg_read_rows(path, fn, ctx, err);
+        r = tex__jpeg_read_rows(fd, fn, ctx, NULL, err);
+        break;
     case TEX__FORMAT_TIFF:
-        return tex_tiff_read_rows(path, fn, ctx, err);
+        r = tex_tiff_read_rows(path, fn, ctx, err);
+        break;
     case TEX__FORMAT_EXR:
         r = tex_image_read(path, &img, err);
         if (r == TEX_OK)
             r = tex_image_rows(&img, fn, ctx, err);
         tex_image_free(&img);
-        return r;
+        break;
     default:
-        return r;
+        break;
     }
+    if (fd >= 0)
+        close(fd);
+    return r;
 }
 
 tex_result

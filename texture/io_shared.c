@@ -3,24 +3,34 @@
 #include "tex_io_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 tex_result
-tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
+tex__io_read_open(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
 {
     if (out)
         *out = (tex_image){0};
     err[0] = '\0';
     *f = NULL;
-    if (!path) {
+    if (fd >= 0) {
+        /* A descriptor of our own on the caller's open file (which stays
+         * theirs), at its start: no second open, nor its checks, by name. */
+        fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+            snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return TEX_ERR_OPEN;
+        }
+    } else if (!path) {
         snprintf(err, TEX_ERR_LEN, "no file name");
         return TEX_ERR_INVALID;
-    }
-    int fd = tex_open_regular(path, err);
-    if (fd < 0)
+    } else if ((fd = tex_open_regular(path, err)) < 0) {
         return TEX_ERR_OPEN;
+    }
     FILE *file = fdopen(fd, "rb");
     if (!file) {
         snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));

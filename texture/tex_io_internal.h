@@ -11,15 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The start of every tex_*_read(): clears *out (unless out is NULL: a read
- * by rows) and err, then opens `path`
- * for reading. On TEX_OK *f is the stream, yours: close it with
+/* The start of a PNG read (io_png.c; a JPEG is read by descriptor, as
+ * io_jpeg.c says): clears *out (unless out is NULL: a read by rows) and
+ * err, then opens for reading the file open as fd (fd >= 0: the caller's,
+ * opened by tex_open_regular() and left open; read from its start) or
+ * else `path`. On TEX_OK *f is the stream, yours: close it with
  * tex__io_read_close() or fclose(). Otherwise *f is NULL and err says why:
  * a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot be
  * opened, or is not a regular file (tex_open_regular(): a directory, a
  * FIFO, a device), is TEX_ERR_OPEN ("cannot open: REASON"). Safe on any
  * thread. */
-tex_result tex__io_read_open(const char *path, tex_image *out, char err[TEX_ERR_LEN], FILE **f);
+tex_result tex__io_read_open(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN],
+                             FILE **f);
 
 /* A decoder's state for the read of f: `size` zeroed bytes, yours to
  * free(). Out of memory: NULL, with f closed and "out of memory" in err
@@ -60,12 +63,16 @@ typedef struct tex__decode_budget {
     void *ctx;
 } tex__decode_budget;
 
-/* tex_png_read_rows() and tex_jpeg_read_rows() under a budget (NULL: no
- * limit but the image size limits). */
-tex_result tex__png_read_rows(const char *path, tex_rows_fn fn, void *ctx,
-                              const tex__decode_budget *budget, char err[TEX_ERR_LEN]);
-tex_result tex__jpeg_read_rows(const char *path, tex_rows_fn fn, void *ctx,
-                               const tex__decode_budget *budget, char err[TEX_ERR_LEN]);
+/* tex_png_read_rows() and tex_jpeg_read_rows() of the file open as fd (as
+ * tex__io_read_open() takes it: the caller's, left open), under a budget
+ * (NULL: no limit but the image size limits). */
+tex_result tex__png_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+                              char err[TEX_ERR_LEN]);
+tex_result tex__jpeg_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
+                               char err[TEX_ERR_LEN]);
+/* tex_png_read() and tex_jpeg_read() of the file open as fd (the caller's). */
+tex_result tex__png_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN]);
+tex_result tex__jpeg_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN]);
 
 /* The PNG fast path (io_png_fast.c): a plain PNG (8- or 16-bit grey,
  * grey+alpha, RGB or RGBA, or 8-bit palette; not interlaced, nothing in it

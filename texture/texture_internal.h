@@ -259,8 +259,9 @@ struct tex_thread {
     char               udim_name[TEX__PATH_MAX]; /* a UDIM tile's name; the longest path there is */
 };
 
-/* io_read.c: which format a file is, by its first bytes. TEX__FORMAT_UNKNOWN
- * with *r and err set when it cannot be read or is none of them. */
+/* io_read.c: which format the file open as fd is, by its first bytes (read
+ * where they lie: its offset is left as it was). TEX__FORMAT_UNKNOWN with
+ * *r and err set when it cannot be read or is none of them. */
 typedef enum {
     TEX__FORMAT_UNKNOWN,
     TEX__FORMAT_PNG,
@@ -268,7 +269,7 @@ typedef enum {
     TEX__FORMAT_EXR,
     TEX__FORMAT_TIFF
 } tex__format;
-tex__format tex__sniff(const char *path, char err[TEX_ERR_LEN], tex_result *r);
+tex__format tex__sniff(int fd, char err[TEX_ERR_LEN], tex_result *r);
 
 /* Where a file's bytes are read from, for one open of it by a decoder.
  * Under cfg.allow the file is opened here once and judged by its
@@ -301,11 +302,12 @@ tex__file *tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool r
 tex_result  tex__file_ready_slow(tex_system *ts, tex_thread *tc, tex__file *f);
 const char *tex__udim_resolve(tex_thread *tc, const tex__file *f, float *s, float *t);
 
-/* cache_cut.c: f, whose format is `format`, decoded whole from `path` and
- * cut into tiles, its MIP levels built as the rows come (the tiles kept
- * in the cache where they fit, else spilled); `info`: an EXR's or TIFF's,
- * as opened (NULL for a PNG or JPEG). Under f's lock, as f opens. */
-tex_result tex__cut_file(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format,
+/* cache_cut.c: f, whose format is `format`, decoded whole and cut into
+ * tiles, its MIP levels built as the rows come (the tiles kept in the
+ * cache where they fit, else spilled). A PNG or JPEG is read from fd (the
+ * caller's, open), an EXR or TIFF from `path`, `info` as it was opened.
+ * Under f's lock, as f opens. */
+tex_result tex__cut_file(tex_system *ts, tex_thread *tc, tex__file *f, tex__format format, int fd,
                          const char *path, const tex__tiled_info *info, char err[TEX_ERR_LEN]);
 
 /* cache_tiles.c */

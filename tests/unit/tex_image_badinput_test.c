@@ -578,6 +578,87 @@ case_jpeg_cut_scan(const char *arg)
     free(d);
 }
 
+/* Markers the decoder skips (APP15, 65,533 bytes each, as an ICC profile
+ * or EXIF block can be) that run past the reader's 64 KiB blocks: skipped
+ * to the byte, the picture the same as without them; cut inside one, the
+ * file is truncated. */
+static void
+case_jpeg_big_markers(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = jpeg_make(40, 30, false, &n);
+    enum { MARKERS = 3, PAYLOAD = 65533 };
+    size_t         big_n = n + MARKERS * (4 + PAYLOAD);
+    unsigned char *big = malloc(big_n);
+    REQUIRE(big != NULL);
+    memcpy(big, d, 2); /* SOI */
+    size_t at = 2;
+    for (int m = 0; m < MARKERS; m++) {
+        unsigned char head[4] = {0xFF, 0xEF, (PAYLOAD + 2) >> 8, (PAYLOAD + 2) & 0xFF};
+        memcpy(big + at, head, 4);
+        memset(big + at + 4, 0xA5 + m, PAYLOAD);
+        at += 4 + PAYLOAD;
+    }
+    memcpy(big + at, d + 2, n - 2);
+    char        err[TEX_ERR_LEN];
+    tex_image   plain, padded;
+    const char *path = tex_test_path("plain.jpg");
+    tex_test_file_write(path, d, n);
+    REQUIRE(tex_jpeg_read(path, &plain, err) == TEX_OK);
+    path = tex_test_path("markers.jpg");
+    tex_test_file_write(path, big, big_n);
+    CHECK_EQ_INT(tex_jpeg_read(path, &padded, err), TEX_OK);
+    CHECK(padded.pixels && memcmp(plain.pixels, padded.pixels, tex_image_bytes(&plain)) == 0);
+    tex_image_free(&padded);
+    tex_image_free(&plain);
+    /* cut inside the second marker, past the first block */
+    tex_test_file_write(path, big, 2 + 4 + PAYLOAD + 1000);
+    expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "truncated");
+    free(big);
+    free(d);
+}
+
+static tex_result
+row_placed(void *ctx, const tex_image *shape, uint32_t y, const void *row, char err[TEX_ERR_LEN])
+{
+    (void)shape, (void)y, (void)err;
+    *(int *)ctx += ((uintptr_t)row & 31) == 16;
+    return TEX_OK;
+}
+
+/* The row a read by rows hands over lies 16 bytes past a 32-byte boundary,
+ * so libjpeg-turbo writes it with stores that keep it in the cache for the
+ * consumer, not with the non-temporal ones it uses on an aligned row
+ * (io_jpeg.c, row_alloc()). */
+static void
+case_jpeg_row_placed(const char *arg)
+{
+    (void)arg;
+    size_t         n;
+    unsigned char *d = jpeg_make(64, 48, false, &n);
+    const char    *path = tex_test_path("rows.jpg");
+    tex_test_file_write(path, d, n);
+    char err[TEX_ERR_LEN];
+    for (int i = 0; i < 8; i++) { /* wherever malloc() puts it */
+        void *shift = malloc((size_t)i * 16 + 1);
+        int   placed = 0;
+        CHECK_EQ_INT(tex_jpeg_read_rows(path, row_placed, &placed, err), TEX_OK);
+        CHECK_EQ_INT(placed, 48);
+        free(shift);
+    }
+    free(d);
+}
+
+/* A read that fails (not the end of the file) is said to be one: the
+ * kernel's memory file of this process reads EIO at offset 0. */
+static void
+case_jpeg_read_error(const char *arg)
+{
+    (void)arg;
+    expect(tex_jpeg_read, "/proc/self/mem", TEX_ERR_OPEN, "cannot read: Input/output error");
+}
+
 static void
 case_jpeg_not_jpeg(const char *arg)
 {
@@ -663,6 +744,9 @@ static const rt_test_case cases[] = {
     {"jpeg_truncated", case_jpeg_truncated},
     {"jpeg_truncated_stops", case_jpeg_truncated_stops},
     {"jpeg_cut_scan", case_jpeg_cut_scan},
+    {"jpeg_big_markers", case_jpeg_big_markers},
+    {"jpeg_read_error", case_jpeg_read_error},
+    {"jpeg_row_placed", case_jpeg_row_placed},
     {"jpeg_not_jpeg", case_jpeg_not_jpeg},
     {"jpeg_directory", case_jpeg_directory},
     {"jpeg_missing", case_jpeg_missing},

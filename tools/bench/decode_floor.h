@@ -19,7 +19,8 @@ typedef struct decode_floor_image {
     uint32_t       width, height;
     uint32_t       nchannels;    /* 1..4: Y, Y+A, RGB, RGBA */
     uint32_t       sample_bytes; /* 1, or 2 for 16-bit PNG (big-endian) */
-    unsigned char *pixels;       /* rows top to bottom, packed; yours to free() */
+    unsigned char *pixels;       /* rows top to bottom, packed (decode_floor_free()) */
+    void          *block;        /* the memory pixels lie in */
 } decode_floor_image;
 
 /* Decodes the PNG or JPEG at `path` (by its first bytes) into *out. 0 on
@@ -27,6 +28,9 @@ typedef struct decode_floor_image {
  * libpng's or libjpeg's message), out->pixels then NULL. Prints nothing;
  * calls may run on many threads at once. */
 int decode_floor_file(const char *path, decode_floor_image *out, char err[DECODE_FLOOR_ERR_LEN]);
+
+/* Frees what decode_floor_file() allocated; pixels NULL after. */
+void decode_floor_free(decode_floor_image *img);
 
 /* Bytes of the decoded samples. */
 size_t decode_floor_bytes(const decode_floor_image *img);

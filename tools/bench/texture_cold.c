@@ -49,7 +49,7 @@ floor_round(cold_file *files, unsigned n)
         if (decode_floor_file(files[i].path, &img, err) != 0)
             tool_die("%s: %s", files[i].path, err);
         secs += tool_now() - t0;
-        free(img.pixels);
+        decode_floor_free(&img);
     }
     return secs;
 }
@@ -134,7 +134,7 @@ prepare(const texture_cold_opts *o, cold_file *files)
             tool_die("%s: %s", f->path, err);
         f->floor_sum = decode_floor_checksum(&img);
         f->bytes = decode_floor_bytes(&img);
-        free(img.pixels);
+        decode_floor_free(&img);
         if (tex_file_info_get(ts, f->name, &f->info) != TEX_OK)
             tool_die("%s: cannot be opened (see the message above)", f->path);
     }
