@@ -12,14 +12,21 @@
 #include <jpeglib.h>
 
 /* How a test JPEG's scans go: one sequential scan (false, as a bool), libjpeg's
- * default progression (true), or one sequential scan per component (which
- * libjpeg also decodes from a whole-image coefficient buffer). */
-enum { TEX_TEST_JPEG_BASELINE, TEX_TEST_JPEG_PROGRESSIVE, TEX_TEST_JPEG_MULTISCAN };
+ * default progression (true), one sequential scan per component (which
+ * libjpeg also decodes from a whole-image coefficient buffer), or one
+ * sequential scan, arithmetic-coded. */
+enum {
+    TEX_TEST_JPEG_BASELINE,
+    TEX_TEST_JPEG_PROGRESSIVE,
+    TEX_TEST_JPEG_MULTISCAN,
+    TEX_TEST_JPEG_ARITHMETIC
+};
 
 static inline void
 tex_test_jpeg_scans(struct jpeg_compress_struct *c, int scans)
 {
     static jpeg_scan_info one_each[4];
+    c->arith_code = scans == TEX_TEST_JPEG_ARITHMETIC;
     if (scans == TEX_TEST_JPEG_PROGRESSIVE)
         jpeg_simple_progression(c);
     if (scans != TEX_TEST_JPEG_MULTISCAN)

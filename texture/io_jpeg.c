@@ -11,7 +11,8 @@
  * grey. A texture must not silently come out half grey, so the warnings
  * that mean lost pixels (see pixels_lost()) make the read fail; the others
  * (an unknown JFIF version, extraneous bytes before a marker) are ignored.
- * Nothing is ever printed. */
+ * Arithmetic-coded files, whose decoder gives no such warnings, are not
+ * read. Nothing is ever printed. */
 #include "tex_image.h"
 #include "tex_io_internal.h"
 
@@ -49,9 +50,9 @@ typedef struct jpeg_job {
     jmp_buf                       jmp;
     struct jpeg_decompress_struct cinfo;
     fd_source                     src;
-    tex_image                     img;       /* the image; with `rows` its shape only */
-    unsigned char                *row_block; /* with `rows`: the one row's memory */
-    tex_rows_fn                   rows;      /* tex_jpeg_read_rows()'s consumer; NULL: whole */
+    tex_image                     img;       /* a whole read's image (tex__rows_collect()) */
+    unsigned char                *row_block; /* the one row's memory */
+    tex_rows_fn                   rows;      /* where each row goes */
     void                         *rows_ctx;
     tex_result                    code; /* TEX_OK until something fails */
     char                         *err;  /* the caller's TEX_ERR_LEN bytes */
@@ -67,11 +68,10 @@ static bool
 pixels_lost(int code)
 {
     switch (code) {
-    case JWRN_JPEG_EOF:       /* "Premature end of JPEG file": the rest is grey */
-    case JWRN_HIT_MARKER:     /* a scan ends before its last block */
-    case JWRN_HUFF_BAD_CODE:  /* entropy-coded data is garbage */
-    case JWRN_ARITH_BAD_CODE: /* likewise, arithmetic coding */
-    case JWRN_MUST_RESYNC:    /* a restart marker is missing: blocks skipped */
+    case JWRN_JPEG_EOF:      /* "Premature end of JPEG file": the rest is grey */
+    case JWRN_HIT_MARKER:    /* a scan ends before its last block */
+    case JWRN_HUFF_BAD_CODE: /* entropy-coded data is garbage */
+    case JWRN_MUST_RESYNC:   /* a restart marker is missing: blocks skipped */
         return true;
     default:
         return false;
@@ -244,11 +244,10 @@ source_term(j_decompress_ptr cinfo)
 /* The row a read by rows decodes into, 16 bytes past a 32-byte boundary.
  * libjpeg-turbo's SIMD colour conversion writes a 32-byte-aligned output
  * row with non-temporal stores, which bypass the caches: the consumer,
- * reading the row at once (the MIP chain, the tile cut), then read it back
- * from memory. A first touch of the 232 test JPEGs took 40.2 ms with the
- * row so placed against 42.5-43.5 aligned, which malloc() gave it or not
- * by chance (docs/benchmarks.md, "Cold loading"). NULL and the job's error
- * when out of memory. */
+ * reading the row at once (the MIP chain, the tile cut, the copy into a
+ * whole read's image), then read it back from memory. A first touch of the 232 test JPEGs took 40.2
+ * ms with the row so placed against 42.5-43.5 aligned, which malloc() gave it or not by chance
+ * (docs/benchmarks.md, "Cold loading"). NULL and the job's error when out of memory. */
 static JSAMPROW
 row_alloc(jpeg_job *job, size_t stride)
 {
@@ -257,7 +256,7 @@ row_alloc(jpeg_job *job, size_t stride)
         snprintf(job->err, TEX_ERR_LEN, "out of memory for a row of %zu bytes", stride);
         return NULL;
     }
-    return job->row_block + ((16 - (uintptr_t)job->row_block) & 31);
+    return job->row_block + ((48 - ((uintptr_t)job->row_block & 31)) & 31);
 }
 
 /* Everything libjpeg does for a read. On failure job->code says why; the
@@ -280,6 +279,17 @@ jpeg_decode(jpeg_job *job)
                                             .term_source = source_term};
     cinfo->src = &job->src.pub;
     jpeg_read_header(cinfo, TRUE);
+    /* Arithmetic coding: where its data stops (a marker, the end of the
+     * file) libjpeg's decoder fills the rest with zeros and warns of
+     * nothing, so a damaged file would pass as whole, and 341 bytes that
+     * declare 11827x12860 made up 152 million pixels (14 s, 4 GB; found by
+     * fuzz/fuzz_jpeg.c). Such files are all but unknown among textures. */
+    if (cinfo->arith_code) {
+        job->code = TEX_ERR_UNSUPPORTED;
+        snprintf(job->err, TEX_ERR_LEN,
+                 "arithmetic-coded JPEG: not read (its decoder cannot tell missing data)");
+        return;
+    }
 
     int channels;
     switch (cinfo->jpeg_color_space) {
@@ -317,17 +327,11 @@ jpeg_decode(jpeg_job *job)
                  cinfo->output_components, channels);
         return;
     }
-    size_t   stride = (size_t)cinfo->output_width * (size_t)channels;
-    JSAMPROW one_row = NULL;
-    if (!job->rows)
-        job->code = tex_image_alloc(&job->img, cinfo->output_width, cinfo->output_height,
-                                    (uint32_t)channels, TEX_TYPE_U8, job->err);
-    else if ((job->code = tex_check_size(cinfo->output_width, cinfo->output_height, job->err)) ==
-             TEX_OK)
-        one_row = row_alloc(job, stride);
-    if (job->code != TEX_OK)
+    job->code = tex_check_size(cinfo->output_width, cinfo->output_height, job->err);
+    JSAMPROW row =
+        job->code == TEX_OK ? row_alloc(job, (size_t)cinfo->output_width * channels) : NULL;
+    if (!row)
         return;
-    job->img.srgb = true;
     tex_image shape = {.width = cinfo->output_width,
                        .height = cinfo->output_height,
                        .nchannels = (uint32_t)channels,
@@ -335,7 +339,6 @@ jpeg_decode(jpeg_job *job)
                        .srgb = true};
     while (cinfo->output_scanline < cinfo->output_height) {
         JDIMENSION y = cinfo->output_scanline;
-        JSAMPROW   row = one_row ? one_row : (JSAMPROW)job->img.pixels + (size_t)y * stride;
         if (jpeg_read_scanlines(cinfo, &row, 1) != 1) { /* only a suspending source does this */
             job->code = TEX_ERR_CORRUPT;
             snprintf(job->err, TEX_ERR_LEN, "JPEG data ends at row %u of %u", y,
@@ -348,11 +351,9 @@ jpeg_decode(jpeg_job *job)
          * 16384x16384 took 1.7 s (an audit: 40 of them, 80 s). */
         if (job->lost)
             return;
-        if (job->rows) {
-            job->code = job->rows(job->rows_ctx, &shape, y, row, job->err);
-            if (job->code != TEX_OK)
-                return;
-        }
+        job->code = job->rows(job->rows_ctx, &shape, y, row, job->err);
+        if (job->code != TEX_OK)
+            return;
     }
     jpeg_finish_decompress(cinfo); /* reads up to EOI */
 }
@@ -386,8 +387,11 @@ jpeg_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
     job->src.fd = fd;
     job->src.buf = buf;
     job->err = err;
-    job->rows = rows;
-    job->rows_ctx = rows_ctx;
+    /* A whole read is a read by rows into an image made at its first row:
+     * a file declaring 16384x16384 whose data ends at once fails before
+     * 768 MB are asked for. */
+    job->rows = rows ? rows : tex__rows_collect;
+    job->rows_ctx = rows ? rows_ctx : &job->img;
     job->budget = budget;
     jpeg_decode(job);
     if (job->code == TEX_OK && job->src.read_errno) { /* read as the end of the file */

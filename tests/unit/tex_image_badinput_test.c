@@ -650,6 +650,33 @@ case_jpeg_row_placed(const char *arg)
     free(d);
 }
 
+/* Arithmetic coding: its decoder fills data that stops early with zeros
+ * and warns of nothing, so even a file cut inside its scan (an EOI after
+ * the cut) would decode "whole". Refused, whole or cut, both ways of
+ * reading. */
+static void
+case_jpeg_arithmetic(const char *arg)
+{
+    (void)arg;
+    uint8_t       *px = tex_test_jpeg_pattern(40, 30, 3);
+    size_t         n;
+    unsigned char *d =
+        tex_test_jpeg_encode(px, 40, 30, 3, JCS_RGB, JCS_YCbCr, TEX_TEST_JPEG_ARITHMETIC, 90, &n);
+    const char *path = tex_test_path("arith.jpg");
+    tex_test_file_write(path, d, n);
+    expect(tex_jpeg_read, path, TEX_ERR_UNSUPPORTED, "arithmetic-coded JPEG");
+    size_t scan = marker_find(d, n, 0xDA), cut = scan + (n - scan) / 3;
+    d[cut] = 0xFF, d[cut + 1] = 0xD9; /* the data stops here: EOI */
+    tex_test_file_write(path, d, cut + 2);
+    expect(tex_jpeg_read, path, TEX_ERR_UNSUPPORTED, "arithmetic-coded JPEG");
+    char     err[TEX_ERR_LEN];
+    uint32_t rows = 0;
+    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(rows, 0);
+    free(d);
+    free(px);
+}
+
 /* A read that fails (not the end of the file) is said to be one: the
  * kernel's memory file of this process reads EIO at offset 0. */
 static void
@@ -746,6 +773,7 @@ static const rt_test_case cases[] = {
     {"jpeg_cut_scan", case_jpeg_cut_scan},
     {"jpeg_big_markers", case_jpeg_big_markers},
     {"jpeg_read_error", case_jpeg_read_error},
+    {"jpeg_arithmetic", case_jpeg_arithmetic},
     {"jpeg_row_placed", case_jpeg_row_placed},
     {"jpeg_not_jpeg", case_jpeg_not_jpeg},
     {"jpeg_directory", case_jpeg_directory},

@@ -46,7 +46,7 @@ pixels_alloc(decode_floor_image *img)
 {
     unsigned char *block = malloc(decode_floor_bytes(img) + 32);
     img->block = block;
-    return block ? block + ((16 - (uintptr_t)block) & 31) : NULL;
+    return block ? block + ((48 - ((uintptr_t)block & 31)) & 31) : NULL;
 }
 
 void
