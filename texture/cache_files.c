@@ -171,13 +171,12 @@ insert_locked(tex_system *ts, ustr name, bool raw)
 tex__file *
 tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
-    /* Two-way: the pair of entries the name's hash picks. Direct-mapped,
-     * two files a shading point alternates between (a material's slots,
-     * an environment map) can share an entry and evict each other at every
-     * lookup. Both ways missed (tex__file_find()); the name goes in first
-     * and the entry there second: of three names sharing a pair, the one
-     * that came in first leaves. Unlike LRU that may be a name in use,
-     * which then costs a table find; in return no hit writes. */
+    /* Two-way: the pair of entries the name's hash picks, the last used
+     * first. Direct-mapped, two files a shading point alternates between
+     * (a material's slots, an environment map) can share an entry and evict
+     * each other at every lookup. Both ways missed (tex__file_find()): the
+     * name goes first, the entry there second, the one used longest ago
+     * leaves. */
     tex__micro *m = tex__micro_pair(tc, name, raw);
     /* Acquire pairs with the release in insert_locked(). */
     tex__file *f = array_find(atomic_load_explicit(&ts->files, memory_order_acquire), name, raw);

@@ -17,7 +17,8 @@
  * anywhere (memfd), so that nothing is left behind however the process
  * ends (a folder of extracted files outlived every SIGKILL), and no
  * descriptor is held between opens (one per embedded image would run into
- * the open-file limit). The decoder reopens it by its /proc/self/fd name. */
+ * the open-file limit). A PNG or JPEG is read from it; an EXR's or TIFF's
+ * library reopens it by its /proc/self/fd name. */
 static tex_result
 bytes_open(const tex__alias *al, tex__read_from *src, char err[TEX_ERR_LEN])
 {

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -188,6 +189,17 @@ coefficients_reserve(jpeg_job *job)
     return TEX_OK;
 }
 
+/* Set by tests only (tex__jpeg_fail_reads_from()). Relaxed: a test sets it
+ * before the reads it means, on the thread that makes them, and no other
+ * memory hangs on it. */
+static _Atomic uint64_t fail_reads_from = UINT64_MAX;
+
+void
+tex__jpeg_fail_reads_from(uint64_t offset)
+{
+    atomic_store_explicit(&fail_reads_from, offset, memory_order_relaxed);
+}
+
 static void
 source_init(j_decompress_ptr cinfo)
 {
@@ -198,10 +210,13 @@ static boolean
 source_fill(j_decompress_ptr cinfo)
 {
     fd_source *s = (fd_source *)cinfo->src;
-    ssize_t    n;
-    do
-        n = pread(s->fd, s->buf, SOURCE_BYTES, (off_t)s->at);
-    while (n < 0 && errno == EINTR);
+    ssize_t    n = -1;
+    if (s->at >= atomic_load_explicit(&fail_reads_from, memory_order_relaxed))
+        errno = EIO; /* a test's failing disk */
+    else
+        do
+            n = pread(s->fd, s->buf, SOURCE_BYTES, (off_t)s->at);
+        while (n < 0 && errno == EINTR);
     if (n < 0)
         s->read_errno = errno;
     if (n <= 0) {

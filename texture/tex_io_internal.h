@@ -70,6 +70,10 @@ tex_result tex__png_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__deco
                               char err[TEX_ERR_LEN]);
 tex_result tex__jpeg_read_rows(int fd, tex_rows_fn fn, void *ctx, const tex__decode_budget *budget,
                                char err[TEX_ERR_LEN]);
+/* Tests only: every read of a JPEG's bytes at or past `offset` fails with
+ * EIO, as a failing disk's would (UINT64_MAX: none, as at start). */
+void tex__jpeg_fail_reads_from(uint64_t offset);
+
 /* tex_png_read() and tex_jpeg_read() of the file open as fd (the caller's). */
 tex_result tex__png_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN]);
 tex_result tex__jpeg_read_fd(int fd, tex_image *out, char err[TEX_ERR_LEN]);

@@ -273,9 +273,10 @@ tex__format tex__sniff(int fd, char err[TEX_ERR_LEN], tex_result *r);
 
 /* Where a file's bytes are read from, for one open of it by a decoder.
  * Under cfg.allow the file is opened here once and judged by its
- * descriptor, and `path` is that descriptor's /proc/self/fd name, which the
- * decoder's own open reopens: the very file judged, whatever f->path
- * points to by then. Otherwise `path` is f->path (fd -1). */
+ * descriptor: a PNG or JPEG is read from fd itself, an EXR or TIFF through
+ * `path`, that descriptor's /proc/self/fd name, which its library's open
+ * reopens: the very file judged, whatever f->path points to by then.
+ * Otherwise `path` is f->path (fd -1). */
 typedef struct tex__read_from {
     const char *path;
     int         fd;
@@ -283,7 +284,8 @@ typedef struct tex__read_from {
 } tex__read_from;
 /* TEX_OK, or TEX_ERR_OPEN with err: under tex_config.allow, TEX_NOT_ALLOWED
  * for a file that cannot be opened or is refused alike. Close it with
- * tex__read_close() once the decoder has opened `path` (or failed). */
+ * tex__read_close() once the decoder is done with fd, or has opened `path`
+ * (or failed). */
 tex_result tex__read_open(tex_system *ts, const tex__file *f, tex__read_from *src,
                           char err[TEX_ERR_LEN]);
 void       tex__read_close(tex__read_from *src);
@@ -294,8 +296,8 @@ typedef struct tex__alias tex__alias;
 tex_result tex__files_init(tex_system *ts);
 void       tex__files_free(tex_system *ts);
 /* The entry for (name, raw), made if new; NULL: out of memory.
- * tex__file_find() is its inline front: a hit on the first way of the
- * thread's microcache, every lookup's usual case, costs no call. */
+ * tex__file_find() is its inline front: a hit in the thread's microcache,
+ * every lookup's usual case, costs no call. */
 tex__file *tex__file_find_slow(tex_system *ts, tex_thread *tc, ustr name, bool raw);
 /* Opens f on first use; TEX_OK once it is READY, else why not.
  * tex__file_ready() is its inline front for a READY file. */
@@ -396,8 +398,8 @@ bool tex__sample(tex_system *ts, tex_thread *tc, tex__file *f, float s, float t,
 
 /* ---- the inline fronts of cache_files.c (declared above) ---- */
 
-/* The pair of microcache entries a name picks: two-way, the last found
- * in the file table first (cache_files.c says why two). */
+/* The pair of microcache entries a name picks: two-way, the last used
+ * first (cache_files.c says why two). */
 static inline tex__micro *
 tex__micro_pair(tex_thread *tc, ustr name, bool raw)
 {
@@ -407,16 +409,24 @@ tex__micro_pair(tex_thread *tc, ustr name, bool raw)
 static inline tex__file *
 tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
 {
-    /* Both ways here, and a hit writes nothing: two files that share a
-     * pair, looked up in turn, went out of line every other lookup to be
-     * swapped (a random lookup over four files paid 12 instructions for
-     * it on average: docs/benchmarks.md, "Lookups against the floor"). */
     tex__micro *m = tex__micro_pair(tc, name, raw);
-    for (int way = 0; way < 2; way++)
-        if (m[way].name == name && m[way].raw == raw) {
-            tex__count(&tc->counters.microcache_hits, 1);
-            return m[way].file;
-        }
+    if (m[0].name == name && m[0].raw == raw) {
+        tex__count(&tc->counters.microcache_hits, 1);
+        return m[0].file;
+    }
+    /* The second way here too: two files that share a pair, looked up in
+     * turn, went out of line every other lookup (a random lookup over four
+     * files paid 12 instructions for it on average: docs/benchmarks.md,
+     * "Lookups against the floor"). Moved to the first way, so that of
+     * three names sharing a pair the one used longest ago leaves (a UDIM
+     * pattern and two of its tiles: the pattern, used by every lookup,
+     * stays); the pair is this thread's alone. */
+    if (m[1].name == name && m[1].raw == raw) {
+        tex__micro hit = m[1];
+        m[1] = m[0], m[0] = hit;
+        tex__count(&tc->counters.microcache_hits, 1);
+        return hit.file;
+    }
     return tex__file_find_slow(ts, tc, name, raw);
 }
 

@@ -11,6 +11,7 @@
 #include "tex_exr.h"
 #include "tex_file_testing.h"
 #include "tex_image.h"
+#include "tex_io_internal.h" /* tex__jpeg_fail_reads_from() */
 #include "tex_jpeg_testing.h"
 
 #include <zlib.h>
@@ -677,13 +678,42 @@ case_jpeg_arithmetic(const char *arg)
     free(px);
 }
 
-/* A read that fails (not the end of the file) is said to be one: the
- * kernel's memory file of this process reads EIO at offset 0. */
+/* A read that fails (not the end of the file) is said to be one, with its
+ * reason, whole or by rows: at the first block, and past the first 64 KiB
+ * block, inside the scan (a noisy 512x512 image), where the
+ * rows read before it were handed over and the failure is not taken for
+ * a file cut short. */
 static void
 case_jpeg_read_error(const char *arg)
 {
     (void)arg;
-    expect(tex_jpeg_read, "/proc/self/mem", TEX_ERR_OPEN, "cannot read: Input/output error");
+    enum { W = 512 };
+    uint8_t *px = malloc((size_t)W * W * 3);
+    REQUIRE(px != NULL);
+    uint64_t seed = 99;
+    for (size_t i = 0; i < (size_t)W * W * 3; i++)
+        px[i] = (uint8_t)(tex_test_rand(&seed) >> 40);
+    size_t         n;
+    unsigned char *d = tex_test_jpeg_encode(px, W, W, 3, JCS_RGB, JCS_YCbCr, false, 95, &n);
+    REQUIRE(n > 3 * 65536);
+    const char *path = tex_test_path("eio.jpg");
+    tex_test_file_write(path, d, n);
+    char     err[TEX_ERR_LEN];
+    uint32_t rows = 0;
+    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_OK);
+    CHECK_EQ_INT(rows, W);
+    static const uint64_t at[] = {0, 2 * 65536};
+    for (int k = 0; k < 2; k++) {
+        tex__jpeg_fail_reads_from(at[k]);
+        expect(tex_jpeg_read, path, TEX_ERR_OPEN, "cannot read: Input/output error");
+        rows = 0;
+        CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_OPEN);
+        CHECK_CONTAINS(err, "cannot read: Input/output error");
+        CHECK(k == 0 ? rows == 0 : rows > 0 && rows < W);
+        tex__jpeg_fail_reads_from(UINT64_MAX);
+    }
+    free(d);
+    free(px);
 }
 
 static void

@@ -6,11 +6,13 @@
 #include "hash_unkeyed.h"
 #include "tex_exr.h"
 #include "tex_file_testing.h"
+#include "tex_jpeg_testing.h"
 #include "tex_mip_internal.h" /* tex__halve_u8_simd_allow() */
 #include "texture.h"
 #include "time_testing.h"
 #include "ustring.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,26 +421,31 @@ keep_udim_report(void *ctx, const char *name, const char *reason)
     udim_reports++;
 }
 
-/* A <UDIM> pattern of `pad` "./" after the test folder: "DIR/././.../" */
+/* A <UDIM> pattern in the test folder whose tiles' names are `len` bytes:
+ * "DIR/././.../FILE", with one "/" more where the length is odd. */
 static ustr
-udim_padded(size_t pad, const char *file)
+udim_of_length(size_t len, const char *file)
 {
-    size_t len = strlen(dir) + 2 * pad + strlen(file) + 2;
-    char  *path = malloc(len);
+    size_t fixed = strlen(dir) + 1 + strlen(file) - strlen("<UDIM>") + 4;
+    REQUIRE(len >= fixed);
+    char *path = malloc(len + 8);
     REQUIRE(path != NULL);
-    size_t at = (size_t)snprintf(path, len, "%s/", dir);
-    for (size_t i = 0; i < pad; i++, at += 2)
+    size_t at = (size_t)snprintf(path, len + 8, "%s/", dir), pad = len - fixed;
+    for (; pad >= 2; pad -= 2, at += 2)
         memcpy(path + at, "./", 2);
-    snprintf(path + at, len - at, "%s", file);
+    if (pad)
+        path[at++] = '/';
+    snprintf(path + at, len + 8 - at, "%s", file);
     ustr u = ustr_intern_cstr(path);
     free(path);
     return u;
 }
 
-/* Long UDIM names: one whose tiles' names are 1,500 bytes (a path may
- * have 4,095) resolves; one past 4,095 cannot name any file: reported
- * once, by the pattern's first lookup (or its open), its lookups the fill,
- * where it drew the fill with no word. */
+/* Long UDIM names: tiles' names of 1,500 bytes and of 4,095 (the most a
+ * path may have) resolve; of 4,096 and more they cannot name any file:
+ * reported once, by the pattern's first lookup (or its open), its lookups
+ * the fill, where it drew the fill with no word (and names past 1,023
+ * bytes did, though they were paths). */
 static void
 case_udim_long(const char *arg)
 {
@@ -447,22 +454,25 @@ case_udim_long(const char *arg)
     png_make("long.1001.png", 4, 4, 1, udim_const);
     tex_system *ts;
     REQUIRE(tex_system_create(&(tex_config){.report = keep_udim_report}, &ts, NULL) == TEX_OK);
-    tex_thread *tc = thread_new(ts);
-    tex_opts    o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
-    ustr        fits = udim_padded(700, "long.<UDIM>.png");
-    REQUIRE(strlen(fits) > 1400 && strlen(fits) < 2000);
-    CHECK_NEAR(grey(ts, tc, fits, 0.5f, 0.5f, &o), 70 / 255.0f);
-    CHECK_EQ_INT(udim_reports, 0);
-
-    ustr  over = udim_padded(2100, "long.<UDIM>.png");
-    float rgba[4];
-    for (int i = 0; i < 3; i++) {
-        CHECK_EQ_INT(tex_lookup(ts, tc, over, 0.5f, 0.5f, NULL, &o, rgba), TEX_ERR_INVALID);
-        CHECK_NEAR(rgba[0], 0.5f);
+    tex_thread         *tc = thread_new(ts);
+    tex_opts            o = {.raw = true, .fill = {0.5f, 0.5f, 0.5f, 0.5f}};
+    static const size_t fit[] = {1500, 4095}, over[] = {4096, 4500};
+    for (int i = 0; i < 2; i++) {
+        ustr u = udim_of_length(fit[i], "long.<UDIM>.png");
+        CHECK_NEAR(grey(ts, tc, u, 0.5f, 0.5f, &o), 70 / 255.0f);
     }
-    CHECK_EQ_INT(tex_file_open(ts, tc, over, true), TEX_ERR_INVALID);
-    CHECK_EQ_INT(udim_reports, 1);
-    CHECK(strstr(udim_reason, "<UDIM>") && strstr(udim_reason, "past the 4095"));
+    CHECK_EQ_INT(udim_reports, 0);
+    float rgba[4];
+    for (int i = 0; i < 2; i++) {
+        ustr u = udim_of_length(over[i], "long.<UDIM>.png");
+        for (int k = 0; k < 3; k++) {
+            CHECK_EQ_INT(tex_lookup(ts, tc, u, 0.5f, 0.5f, NULL, &o, rgba), TEX_ERR_INVALID);
+            CHECK_NEAR(rgba[0], 0.5f);
+        }
+        CHECK_EQ_INT(tex_file_open(ts, tc, u, true), TEX_ERR_INVALID);
+        CHECK_EQ_INT(udim_reports, i + 1);
+        CHECK(strstr(udim_reason, "<UDIM>") && strstr(udim_reason, "past the 4095"));
+    }
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
 }
@@ -1666,33 +1676,113 @@ case_file_open(const char *arg)
     tex_system_destroy(ts);
 }
 
-/* Two files whose names pick the same microcache entries, looked up in
- * turn (as a shading point alternates between a slot and an environment
- * map): after their first lookups, every lookup hits the thread's cache. */
+/* Descriptors this process holds: the entries of /proc/self/fd, less the
+ * one opendir() holds to read them. */
+static int
+fds_held(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    REQUIRE(d != NULL);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1;
+}
+
+static bool
+allow_all(void *ctx, int fd)
+{
+    (void)ctx, (void)fd;
+    return true;
+}
+
+/* Opening a file closes every descriptor it opened for it, whatever came
+ * of it: a PNG, a JPEG, a JPEG cut short, a file that is no image, a
+ * missing one, a folder, a JPEG held in memory (an alias of bytes); with
+ * no allow callback and with one (the file then opened once, to be
+ * judged, and read through that descriptor). What the system keeps open
+ * (its spill file) it opens with the first file, before the count. */
+static void
+case_open_fds(const char *arg)
+{
+    (void)arg;
+    ustr           first = png_make("fds_first.png", 8, 8, 3, ramp4);
+    ustr           png = png_make("fds.png", 70, 70, 3, ramp4);
+    uint8_t       *px = tex_test_jpeg_pattern(70, 70, 3);
+    size_t         n;
+    unsigned char *jpg = tex_test_jpeg_encode(px, 70, 70, 3, JCS_RGB, JCS_YCbCr, false, 90, &n);
+    char           path[512];
+    snprintf(path, sizeof path, "%s/fds.jpg", dir);
+    tex_test_file_write(path, jpg, n);
+    ustr jpeg = ustr_intern_cstr(path);
+    snprintf(path, sizeof path, "%s/fds-cut.jpg", dir);
+    tex_test_file_write(path, jpg, n / 2);
+    ustr cut = ustr_intern_cstr(path);
+    snprintf(path, sizeof path, "%s/fds.txt", dir);
+    tex_test_file_write(path, "not an image\n", 13);
+    ustr text = ustr_intern_cstr(path);
+    snprintf(path, sizeof path, "%s/fds-missing.png", dir);
+    ustr       missing = ustr_intern_cstr(path), folder = ustr_intern_cstr(dir);
+    const ustr names[] = {png, jpeg, cut, text, missing, folder};
+    const bool ok[] = {true, true, false, false, false, false};
+    for (int allow = 0; allow < 2; allow++) {
+        tex_config  cfg = {.report = count_open_report, .allow = allow ? allow_all : NULL};
+        tex_system *ts;
+        REQUIRE(tex_system_create(&cfg, &ts, NULL) == TEX_OK);
+        tex_thread *tc = thread_new(ts);
+        REQUIRE(tex_file_open(ts, tc, first, false) == TEX_OK);
+        int before = fds_held();
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            for (int raw = 0; raw < 2; raw++)
+                CHECK_EQ_INT(tex_file_open(ts, tc, names[i], raw) == TEX_OK, ok[i]);
+        ustr held = ustr_intern_cstr(allow ? "fds-held-1.jpg" : "fds-held-0.jpg");
+        REQUIRE(tex_file_alias_bytes(ts, held, jpg, n) == TEX_OK);
+        CHECK_EQ_INT(tex_file_open(ts, tc, held, false), TEX_OK);
+        CHECK_EQ_INT(fds_held(), before);
+        tex_thread_destroy(tc);
+        tex_system_destroy(ts);
+    }
+    free(jpg);
+    free(px);
+}
+
+/* Files whose names pick the same microcache entries, looked up in turn
+ * (as a shading point alternates between a slot and an environment map):
+ * after their first lookups, every lookup hits the thread's cache. And of
+ * three names on one pair, the one used longest ago leaves: a UDIM
+ * pattern, looked up before each of its tiles, stays while the tiles take
+ * turns in the other way. */
 static void
 case_microcache_pair(const char *arg)
 {
     (void)arg;
-    ustr first = png_make("pair0.png", 4, 4, 1, ramp4), second = NULL;
-    for (int i = 1; i < 400 && !second; i++) { /* a clash in 5 bits of hash */
+    ustr first = png_make("pair0.png", 4, 4, 1, ramp4), clash[2] = {NULL, NULL};
+    for (int i = 1, k = 0; i < 2000 && k < 2; i++) { /* clashes in 5 bits of hash */
         char name[32];
         snprintf(name, sizeof name, "pair%d.png", i);
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, name);
         ustr u = ustr_intern_cstr(path);
         if (((ustr_hash(u) >> 7) & 31) == ((ustr_hash(first) >> 7) & 31))
-            second = png_make(name, 4, 4, 1, ramp4);
+            clash[k++] = png_make(name, 4, 4, 1, ramp4);
     }
-    REQUIRE(second != NULL);
+    REQUIRE(clash[0] != NULL && clash[1] != NULL);
     tex_system *ts = system_new();
     tex_thread *tc = thread_new(ts);
     tex_opts    o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
     for (int i = 0; i < 100; i++)
-        CHECK_NEAR(grey(ts, tc, i % 2 ? second : first, 0.375f, 0.125f, &o), 10 / 255.0f);
+        CHECK_NEAR(grey(ts, tc, i % 2 ? clash[0] : first, 0.375f, 0.125f, &o), 10 / 255.0f);
     tex_stats st;
     tex_system_stats(ts, &st);
     CHECK_EQ_U64(st.lookups, 100);
     CHECK_EQ_U64(st.microcache_hits, 98);
+    /* first stands for the pattern: looked up before each tile */
+    ustr order[] = {first, clash[0], first, clash[1], first, clash[1], first};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        CHECK_NEAR(grey(ts, tc, order[i], 0.375f, 0.125f, &o), 10 / 255.0f);
+    tex_system_stats(ts, &st);
+    CHECK_EQ_U64(st.microcache_hits, 98 + 6); /* all but clash[1]'s first */
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
 }
@@ -1950,6 +2040,7 @@ main(int argc, char **argv)
         {"downsample_reference", case_downsample_reference},
         {"file_open", case_file_open},
         {"microcache_pair", case_microcache_pair},
+        {"open_fds", case_open_fds},
         {"constant", case_constant},
         {"flood", case_flood},
         {"tile_edges", case_tile_edges},

@@ -285,7 +285,9 @@ tex_result tex_png_write_text(const char *path, const tex_image *img, const tex_
 
 /* Reads a baseline or progressive JPEG, grey (1 channel) or colour (3,
  * stored as YCbCr or RGB); CMYK and YCCK give TEX_ERR_UNSUPPORTED, as do
- * 12-bit and lossless files. TEX_TYPE_U8, srgb true. Damage that libjpeg
+ * 12-bit, lossless and arithmetic-coded files (libjpeg's arithmetic decoder
+ * fills missing data without a word, so damage could not be told).
+ * TEX_TYPE_U8, srgb true. Damage that libjpeg
  * only warns about and paints over with grey (a file cut short, EOI
  * included; a broken scan) is TEX_ERR_CORRUPT ("truncated: premature end
  * of JPEG file"). On failure out->pixels is NULL. Prints nothing; calls

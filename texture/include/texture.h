@@ -59,8 +59,9 @@ typedef struct tex_config { /* zero-initialised means defaults */
     /* Untrusted scenes: NULL, any file may be read; else a file is read
      * only if allow(allow_ctx, fd) says so of it, opened: the file is
      * opened once, judged by its descriptor, and every read of it then
-     * goes through that descriptor's /proc/self/fd name, so it is the file
-     * judged that is read, whatever its name points to by then. Any other
+     * goes through that descriptor (a PNG or JPEG) or its /proc/self/fd
+     * name (an EXR or TIFF, whose libraries open by name), so it is the
+     * file judged that is read, whatever its name points to by then. Any other
      * is refused, reported once, and gives the fill colour. With `allow`
      * set, a file that cannot be opened (missing, not a regular file) and
      * one refused are reported alike, TEX_NOT_ALLOWED, so that a scene
@@ -143,7 +144,9 @@ tex_result tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float 
  * opening on first lookup has one worker wait while another decodes the
  * file it needs next. A tiled file's tiles still load on demand (a decoded
  * file's are kept as it is decoded, where they fit). A <UDIM> pattern opens
- * nothing (its tiles are files of their own, opened by their lookups). A
+ * nothing (its tiles are files of their own, opened by their lookups),
+ * unless its tiles' names would be longer than a path may be: then it is
+ * reported, as its lookups' failure (TEX_ERR_INVALID) would be. A
  * file that cannot be used is reported once, as a lookup would report it,
  * and its tex_result returned. `tc` belongs to the calling thread. */
 tex_result tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw);

@@ -35,7 +35,9 @@ decode_floor_bytes(const decode_floor_image *img)
 }
 
 /* The image's memory, its first sample 16 bytes past a 32-byte boundary,
- * as the texture system places the row it decodes into (io_jpeg.c says
+ * and so every row where a row is a multiple of 32 bytes (every file the
+ * bench's instructions use: 128, 192 and 256 RGB texels wide; of other
+ * widths, every other row), as the texture system places the row it decodes into (io_jpeg.c says
  * why: libjpeg-turbo writes a 32-byte-aligned row with non-temporal
  * stores). Where malloc() happened to put it, the floor's JPEG round took
  * 28.5 ms or 30.5 from one build of the bench to the next (decoding into
