@@ -28,9 +28,9 @@ check_image(const tex_image *img)
 
 /* What the reads may hold, as a texture system allows its decodes: the
  * coefficients of a progressive file are charged before libjpeg allocates
- * them. Without it, a 120-byte progressive file declaring 16k x 16k has
- * libjpeg allocate 1.5 GB (tex_jpeg_read() takes no budget: the tools that
- * call it read files their user chose). */
+ * them. (A file too short to hold a first scan is refused before that; a
+ * longer one may still declare 1.5 GB of coefficients, and
+ * tex_jpeg_read(), for the tools, takes no budget.) */
 #define FUZZ_BUDGET_BYTES ((uint64_t)192 << 20)
 
 static tex_result

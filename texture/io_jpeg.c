@@ -23,10 +23,12 @@
 #include <jerror.h> /* after jpeglib.h: its message list depends on JPEG_LIB_VERSION */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The file's bytes for libjpeg, by pread() from a descriptor in blocks of
@@ -154,17 +156,49 @@ on_error_exit(j_common_ptr cinfo)
  * margin, not an estimate. */
 #define JPEG_WORKING_BYTES ((long)16 << 20)
 
+/* Whether the file can hold a whole first scan of a multi-scan image,
+ * whose coefficient array libjpeg allocates, and zeroes, before it reads a
+ * byte of any scan: a scan codes at least one bit for each block of each
+ * component it covers (a DC code is a bit at least), so a file of fewer
+ * bytes than the fewest blocks of any component, in bits, ends inside its
+ * first scan and would fail as cut short, but only after the allocation:
+ * 1.5 GB for 120 bytes declaring 16k x 16k (fuzz/fuzz_jpeg.c), with no
+ * budget in the tools' reads. False with the job's error. */
+static bool
+scans_fit(jpeg_job *job, uint64_t fewest_blocks)
+{
+    struct stat st;
+    if (fstat(job->src.fd, &st) != 0 || (uint64_t)st.st_size >= fewest_blocks / 8)
+        return true; /* a size unknown: the decode finds out */
+    job->code = TEX_ERR_CORRUPT;
+    snprintf(
+        job->err, TEX_ERR_LEN,
+        "truncated: a multi-scan JPEG of %ux%u needs at least %" PRIu64 " bytes, the file has %lld",
+        job->cinfo.image_width, job->cinfo.image_height, fewest_blocks / 8, (long long)st.st_size);
+    return false;
+}
+
 /* A file of several scans (progressive, or components in scans of their
  * own) is decoded from a coefficient array of the whole image, which
- * jpeg_start_decompress() allocates: charged to the budget first, and
- * libjpeg told to stay within it (max_memory_to_use: past it libjpeg
- * would want a backing store, which this build refuses), should our sum
- * ever fall short of libjpeg's own. */
+ * jpeg_start_decompress() allocates: refused where the file is too short
+ * to fill it (scans_fit()), charged to the budget first, and libjpeg told
+ * to stay within it (max_memory_to_use: past it libjpeg would want a
+ * backing store, which this build refuses), should our sum ever fall
+ * short of libjpeg's own. */
 static tex_result
 coefficients_reserve(jpeg_job *job)
 {
     struct jpeg_decompress_struct *cinfo = &job->cinfo;
-    uint64_t                       bytes = 0;
+    uint64_t                       bytes = 0, fewest = UINT64_MAX;
+    if (cinfo->progressive_mode || cinfo->comps_in_scan < cinfo->num_components) {
+        for (int c = 0; c < cinfo->num_components; c++) {
+            uint64_t blocks = (uint64_t)cinfo->comp_info[c].width_in_blocks *
+                              cinfo->comp_info[c].height_in_blocks;
+            fewest = blocks < fewest ? blocks : fewest;
+        }
+        if (!scans_fit(job, fewest))
+            return job->code;
+    }
     if (!job->budget)
         return TEX_OK;
     if (cinfo->progressive_mode || cinfo->comps_in_scan < cinfo->num_components) {

@@ -1794,8 +1794,11 @@ decode_budget)
     adam7_bomb "$tmp/bomb/b0.png" 16384 16384
     ln "$tmp/bomb/b0.png" "$tmp/bomb/b1.png"
     # 8x8 grey, progressive, 4:4:4, its SOF2 then made to say 16384x16384:
-    # 1.5 GiB of coefficients for libjpeg, from 517 bytes.
-    base64 -d >"$tmp/bomb/b0.jpg" <<'JPEG'
+    # 1.5 GiB of coefficients for libjpeg, from 517 bytes. So short a file
+    # cannot hold a first scan of so many blocks (a bit each at least), and
+    # is refused as that before anything is charged (b2.jpg); padded past
+    # 512 KiB with APP15 markers, it reaches the budget (b0.jpg, b1.jpg).
+    base64 -d >"$tmp/bomb/b2.jpg" <<'JPEG'
 /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkz
 ODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2Nj
 Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wgARCEAAQAADAREA
@@ -1807,8 +1810,11 @@ IX//2gAMAwEAAgADAAAAEB//xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oACAEDAQE/EH//xAAUEQEA
 AAAAAAAAAAAAAAAAAAAA/9oACAECAQE/EH//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAE/
 EH//2Q==
 JPEG
+    { head -c 2 "$tmp/bomb/b2.jpg"
+      for _ in 1 2 3 4 5 6 7 8 9; do bytes 0xff 0xef 0xff 0xff; head -c 65533 /dev/zero; done
+      tail -c +3 "$tmp/bomb/b2.jpg"; } >"$tmp/bomb/b0.jpg"
     ln "$tmp/bomb/b0.jpg" "$tmp/bomb/b1.jpg"
-    bombs=(b0.png b1.png b0.jpg b1.jpg)
+    bombs=(b0.png b1.png b0.jpg b1.jpg b2.jpg)
     quads() { # MTL NAMES...: an OBJ of a quad per texture, in a row
         local mtl=$1 i=0 f
         shift
@@ -1844,6 +1850,8 @@ JPEG
             [ "${b#*.}" = png ] && want="interlaced PNG 16384x16384 needs 2048 MiB" ||
                 want="progressive JPEG 16384x16384 needs 1536 MiB"
             want="bomb/$b: $want to decode, over the texture memory budget of 256 MiB (--max-memory-mb)"
+            [ "$b" = b2.jpg ] && want="bomb/b2.jpg: truncated: a multi-scan JPEG of 16384x16384 \
+needs at least 524288 bytes, the file has 517"
             [ "$(grep -c -F "$want" <<<"$err")" = 1 ] || fail "$open: not once '$want': $err"
         done
         "$imgdiff" --tolerance 0 "$tmp/missing.png" "$tmp/b.png" >/dev/null ||

@@ -651,6 +651,38 @@ case_jpeg_row_placed(const char *arg)
     free(d);
 }
 
+/* A progressive (or multi-scan) file whose header declares 8192x8192 but
+ * which holds 40x30's scans: libjpeg would allocate and zero the whole
+ * coefficient array (200 MB; 1.5 GB at 16k x 16k, from 120 bytes) before
+ * finding the data cut short. Refused before, as too short to hold a
+ * first scan (a bit a block at least): whole and by rows, budget or not. */
+static void
+case_jpeg_scans_too_short(const char *arg)
+{
+    (void)arg;
+    uint8_t *px = tex_test_jpeg_pattern(40, 30, 3);
+    for (int scans = TEX_TEST_JPEG_PROGRESSIVE; scans <= TEX_TEST_JPEG_MULTISCAN; scans++) {
+        size_t         n;
+        unsigned char *d = tex_test_jpeg_encode(px, 40, 30, 3, JCS_RGB, JCS_YCbCr, scans, 90, &n);
+        const char    *path = tex_test_path("scans.jpg");
+        tex_test_file_write(path, d, n);
+        tex_image img;
+        char      err[TEX_ERR_LEN];
+        CHECK_EQ_INT(tex_jpeg_read(path, &img, err), TEX_OK); /* as written: whole */
+        tex_image_free(&img);
+        size_t sof = marker_find(d, n, scans == TEX_TEST_JPEG_PROGRESSIVE ? 0xC2 : 0xC0);
+        d[sof + 5] = 0x20, d[sof + 6] = 0x00; /* height 8192 */
+        d[sof + 7] = 0x20, d[sof + 8] = 0x00; /* width 8192 */
+        tex_test_file_write(path, d, n);
+        expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "needs at least 32768 bytes");
+        uint32_t rows = 0;
+        CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_CORRUPT);
+        CHECK_EQ_INT(rows, 0);
+        free(d);
+    }
+    free(px);
+}
+
 /* Arithmetic coding: its decoder fills data that stops early with zeros
  * and warns of nothing, so even a file cut inside its scan (an EOI after
  * the cut) would decode "whole". Refused, whole or cut, both ways of
@@ -804,6 +836,7 @@ static const rt_test_case cases[] = {
     {"jpeg_big_markers", case_jpeg_big_markers},
     {"jpeg_read_error", case_jpeg_read_error},
     {"jpeg_arithmetic", case_jpeg_arithmetic},
+    {"jpeg_scans_too_short", case_jpeg_scans_too_short},
     {"jpeg_row_placed", case_jpeg_row_placed},
     {"jpeg_not_jpeg", case_jpeg_not_jpeg},
     {"jpeg_directory", case_jpeg_directory},
