@@ -124,15 +124,17 @@ file_new(const tex_system *ts, ustr name, bool raw)
     f->raw = raw;
     pthread_mutex_init(&f->lock, NULL);
     const char *udim = strstr(name, "<UDIM>");
-    if (udim) {
+    /* Every tile number has four digits (1001 to 2000). A pattern whose
+     * tiles' names could not be paths is no pattern: a file that fails to
+     * open, saying why (open_locked()). */
+    f->udim_too_long = udim && strlen(name) - strlen("<UDIM>") + 4 >= TEX__PATH_MAX;
+    if (udim && !f->udim_too_long) {
         f->udim_prefix = strndup(name, (size_t)(udim - name));
         f->udim_suffix = strdup(udim + strlen("<UDIM>"));
         if (!f->udim_prefix || !f->udim_suffix) {
             file_free(f);
             return NULL;
         }
-        /* Every tile number has four digits (1001 to 2000). */
-        f->udim_too_long = strlen(name) - strlen("<UDIM>") + 4 >= TEX__PATH_MAX;
     }
     return f;
 }
@@ -292,7 +294,7 @@ open_file_gated(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_L
     /* Opened once: sniffed, then a PNG or JPEG decoded, from the one
      * descriptor (an EXR's or TIFF's library opens it by name). A file
      * opened twice cost some 4 us more each, 1 ms of a first touch of
-     * 232 small JPEGs (docs/benchmarks.md, "Cold loading"). */
+     * 232 small JPEGs (docs/benchmarks.md, "One open a file"). */
     int         fd = src.fd >= 0 ? src.fd : tex_open_regular(src.path, err);
     tex__format format = fd >= 0 ? tex__sniff(fd, err, &r) : TEX__FORMAT_UNKNOWN;
     if (fd < 0)
@@ -422,7 +424,7 @@ open_locked(tex_system *ts, tex_thread *tc, tex__file *f)
     bool report = false;
     /* Relaxed: f->lock orders everything written under it. */
     if (atomic_load_explicit(&f->state, memory_order_relaxed) == TEX__UNOPENED) {
-        if (f->udim_too_long) {
+        if (f->udim_too_long) { /* no prefix: opened as a file, which this one cannot be */
             snprintf(err, sizeof err,
                      "a <UDIM> name whose tiles' names are %zu bytes, past the "
                      "%d a path may have",

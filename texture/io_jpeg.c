@@ -181,46 +181,41 @@ scans_fit(jpeg_job *job, uint64_t fewest_blocks)
 /* A file of several scans (progressive, or components in scans of their
  * own) is decoded from a coefficient array of the whole image, which
  * jpeg_start_decompress() allocates: refused where the file is too short
- * to fill it (scans_fit()), charged to the budget first, and libjpeg told
- * to stay within it (max_memory_to_use: past it libjpeg would want a
- * backing store, which this build refuses), should our sum ever fall
- * short of libjpeg's own. */
+ * to fill it (scans_fit()), and charged to the budget, where there is one,
+ * first. Every read tells libjpeg to stay within that array and a margin
+ * (max_memory_to_use: past it libjpeg would want a backing store, which
+ * this build refuses), should our sum ever fall short of libjpeg's own. */
 static tex_result
 coefficients_reserve(jpeg_job *job)
 {
     struct jpeg_decompress_struct *cinfo = &job->cinfo;
-    uint64_t                       bytes = 0, fewest = UINT64_MAX;
-    if (cinfo->progressive_mode || cinfo->comps_in_scan < cinfo->num_components) {
-        for (int c = 0; c < cinfo->num_components; c++) {
-            uint64_t blocks = (uint64_t)cinfo->comp_info[c].width_in_blocks *
-                              cinfo->comp_info[c].height_in_blocks;
-            fewest = blocks < fewest ? blocks : fewest;
-        }
-        if (!scans_fit(job, fewest))
-            return job->code;
-    }
-    if (!job->budget)
+    if (!cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components) {
+        cinfo->mem->max_memory_to_use = JPEG_WORKING_BYTES; /* one scan: no coefficient array */
         return TEX_OK;
-    if (cinfo->progressive_mode || cinfo->comps_in_scan < cinfo->num_components) {
-        for (int c = 0; c < cinfo->num_components; c++) {
-            const jpeg_component_info *comp = &cinfo->comp_info[c];
-            /* jdcoefct.c rounds each array up to whole MCUs. */
-            uint64_t w = (comp->width_in_blocks + comp->h_samp_factor - 1) / comp->h_samp_factor *
-                         comp->h_samp_factor;
-            uint64_t h = (comp->height_in_blocks + comp->v_samp_factor - 1) / comp->v_samp_factor *
-                         comp->v_samp_factor;
-            bytes += w * h * DCTSIZE2 * sizeof(JCOEF);
-        }
-        char what[64];
-        snprintf(what, sizeof what, "%s JPEG %ux%u",
-                 cinfo->progressive_mode ? "progressive" : "multi-scan", cinfo->image_width,
-                 cinfo->image_height);
-        tex_result r = job->budget->reserve(job->budget->ctx, bytes, what, job->err);
-        if (r != TEX_OK)
-            return r;
     }
-    cinfo->mem->max_memory_to_use = (long)bytes + JPEG_WORKING_BYTES;
-    return TEX_OK;
+    uint64_t bytes = 0, fewest = UINT64_MAX;
+    for (int c = 0; c < cinfo->num_components; c++) {
+        const jpeg_component_info *comp = &cinfo->comp_info[c];
+        uint64_t blocks = (uint64_t)comp->width_in_blocks * comp->height_in_blocks;
+        fewest = blocks < fewest ? blocks : fewest;
+        /* jdcoefct.c rounds each array up to whole MCUs. */
+        uint64_t w = (comp->width_in_blocks + comp->h_samp_factor - 1) / comp->h_samp_factor *
+                     comp->h_samp_factor;
+        uint64_t h = (comp->height_in_blocks + comp->v_samp_factor - 1) / comp->v_samp_factor *
+                     comp->v_samp_factor;
+        bytes += w * h * DCTSIZE2 * sizeof(JCOEF);
+    }
+    if (!scans_fit(job, fewest))
+        return job->code;
+    char what[64];
+    snprintf(what, sizeof what, "%s JPEG %ux%u",
+             cinfo->progressive_mode ? "progressive" : "multi-scan", cinfo->image_width,
+             cinfo->image_height);
+    tex_result r =
+        job->budget ? job->budget->reserve(job->budget->ctx, bytes, what, job->err) : TEX_OK;
+    if (r == TEX_OK)
+        cinfo->mem->max_memory_to_use = (long)(bytes + JPEG_WORKING_BYTES);
+    return r;
 }
 
 /* Set by tests only (tex__jpeg_fail_reads_from()). Relaxed: a test sets it
@@ -294,9 +289,11 @@ source_term(j_decompress_ptr cinfo)
  * libjpeg-turbo's SIMD colour conversion writes a 32-byte-aligned output
  * row with non-temporal stores, which bypass the caches: the consumer,
  * reading the row at once (the MIP chain, the tile cut, the copy into a
- * whole read's image), then read it back from memory. A first touch of the 232 test JPEGs took 40.2
- * ms with the row so placed against 42.5-43.5 aligned, which malloc() gave it or not by chance
- * (docs/benchmarks.md, "Cold loading"). NULL and the job's error when out of memory. */
+ * whole read's image), then read it back from memory. A first touch of
+ * the 232 test JPEGs took 40.2 ms with the row so placed against
+ * 42.5-43.5 aligned, which malloc() gave it or not by chance
+ * (docs/benchmarks.md, "One open a file"). NULL and the job's error when
+ * out of memory. */
 static JSAMPROW
 row_alloc(jpeg_job *job, size_t stride)
 {
@@ -408,22 +405,15 @@ jpeg_decode(jpeg_job *job)
 }
 
 /* tex_jpeg_read() with rows NULL, tex_jpeg_read_rows() with a consumer and
- * out NULL; the file open as fd (the caller's, left open), or else path,
- * opened as tex__io_read_open() opens it. */
+ * out NULL; the file open as fd, or else path (tex__io_read_begin()). */
 static tex_result
 jpeg_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
           const tex__decode_budget *budget, tex_image *out, char err[TEX_ERR_LEN])
 {
-    if (out)
-        *out = (tex_image){0};
-    err[0] = '\0';
-    int own = -1;
-    if (fd < 0 && !path) {
-        snprintf(err, TEX_ERR_LEN, "no file name");
-        return TEX_ERR_INVALID;
-    }
-    if (fd < 0 && (fd = own = tex_open_regular(path, err)) < 0)
-        return TEX_ERR_OPEN;
+    tex_result r;
+    int        d = tex__io_read_begin(path, fd, out, err, &r), own = d != fd ? d : -1;
+    if (d < 0)
+        return r;
     jpeg_job *job = calloc(1, sizeof *job);
     JOCTET   *buf = job ? malloc(SOURCE_BYTES) : NULL; /* not zeroed: 64 KiB a file */
     if (!buf) {
@@ -433,7 +423,7 @@ jpeg_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
         snprintf(err, TEX_ERR_LEN, "out of memory");
         return TEX_ERR_NOMEM;
     }
-    job->src.fd = fd;
+    job->src.fd = d;
     job->src.buf = buf;
     job->err = err;
     /* A whole read is a read by rows into an image made at its first row:
@@ -451,7 +441,7 @@ jpeg_read(const char *path, int fd, tex_rows_fn rows, void *rows_ctx,
         tex__io_message(err, job->lost == JWRN_JPEG_EOF ? "truncated: " : "", job->lost_msg);
     }
     jpeg_destroy_decompress(&job->cinfo); /* safe on the zeroed struct if creating failed */
-    tex_result r = job->code;
+    r = job->code;
     if (r == TEX_OK && out)
         *out = job->img;
     else

@@ -8,29 +8,45 @@
 #include <string.h>
 #include <unistd.h>
 
-tex_result
-tex__io_read_open(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
+int
+tex__io_read_begin(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN], tex_result *r)
 {
     if (out)
         *out = (tex_image){0};
     err[0] = '\0';
+    *r = TEX_OK;
+    if (fd >= 0)
+        return fd;
+    if (!path) {
+        snprintf(err, TEX_ERR_LEN, "no file name");
+        *r = TEX_ERR_INVALID;
+        return -1;
+    }
+    if ((fd = tex_open_regular(path, err)) < 0)
+        *r = TEX_ERR_OPEN;
+    return fd;
+}
+
+tex_result
+tex__io_read_open(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN], FILE **f)
+{
+    tex_result r;
+    int        d = tex__io_read_begin(path, fd, out, err, &r);
     *f = NULL;
-    if (fd >= 0) {
+    if (d < 0)
+        return r;
+    if (d == fd) {
         /* A descriptor of our own on the caller's open file (which stays
          * theirs), at its start: no second open, nor its checks, by name. */
-        fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+        d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d < 0 || lseek(d, 0, SEEK_SET) != 0) {
             snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));
-            if (fd >= 0)
-                close(fd);
+            if (d >= 0)
+                close(d);
             return TEX_ERR_OPEN;
         }
-    } else if (!path) {
-        snprintf(err, TEX_ERR_LEN, "no file name");
-        return TEX_ERR_INVALID;
-    } else if ((fd = tex_open_regular(path, err)) < 0) {
-        return TEX_ERR_OPEN;
     }
+    fd = d;
     FILE *file = fdopen(fd, "rb");
     if (!file) {
         snprintf(err, TEX_ERR_LEN, "cannot open: %s", strerror(errno));

@@ -143,7 +143,7 @@ tex_lookup(tex_system *ts, tex_thread *tc, ustr name, float s, float t, const te
     }
 
     tex__file *f = tex__file_find(ts, tc, name, o->raw);
-    if (f && f->udim_prefix && !f->udim_too_long) {
+    if (f && f->udim_prefix) {
         const char *resolved = tex__udim_resolve(tc, f, &s, &t);
         ustr        u = resolved ? ustr_table_intern_cstr(ts->strings, resolved) : NULL;
         f = u ? tex__file_find(ts, tc, u, o->raw) : NULL;
@@ -183,7 +183,7 @@ tex_file_open(tex_system *ts, tex_thread *tc, ustr name, bool raw)
     tex__file *f = tex__file_find(ts, tc, name, raw);
     if (!f)
         return TEX_ERR_NOMEM;
-    return f->udim_prefix && !f->udim_too_long ? TEX_OK : tex__file_ready(ts, tc, f);
+    return f->udim_prefix ? TEX_OK : tex__file_ready(ts, tc, f);
 }
 
 tex_result
@@ -197,9 +197,7 @@ tex_files_declare(tex_system *ts, const ustr *names, const bool *raw, size_t n)
     size_t      k = 0;
     for (size_t i = 0; list && i < n; i++) {
         tex__file *f = names[i] ? tex__file_find(ts, tc, names[i], raw[i]) : NULL;
-        /* A <UDIM> pattern is no file to open, unless its names are too
-         * long: then opening it reports that, ahead of the lookups. */
-        if (f && (!f->udim_prefix || f->udim_too_long))
+        if (f && !f->udim_prefix) /* a <UDIM> pattern is no file to open */
             list[k++] = f;
     }
     tex_thread_destroy(tc);

@@ -11,15 +11,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The start of a PNG read (io_png.c; a JPEG is read by descriptor, as
- * io_jpeg.c says): clears *out (unless out is NULL: a read by rows) and
- * err, then opens for reading the file open as fd (fd >= 0: the caller's,
- * opened by tex_open_regular() and left open; read from its start) or
- * else `path`. On TEX_OK *f is the stream, yours: close it with
- * tex__io_read_close() or fclose(). Otherwise *f is NULL and err says why:
- * a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot be
- * opened, or is not a regular file (tex_open_regular(): a directory, a
- * FIFO, a device), is TEX_ERR_OPEN ("cannot open: REASON"). Safe on any
+/* The start of every tex_*_read(): clears *out (unless out is NULL: a read
+ * by rows) and err, and gives the descriptor to read: fd itself where fd
+ * >= 0 (the caller's, opened by tex_open_regular() and left open), else
+ * `path` opened by tex_open_regular(), yours to close. -1 with *r and err
+ * set: a NULL path is TEX_ERR_INVALID ("no file name"); a file that cannot
+ * be opened, or is not a regular file (a directory, a FIFO, a device),
+ * TEX_ERR_OPEN ("cannot open: REASON"). */
+int tex__io_read_begin(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN],
+                       tex_result *r);
+
+/* tex__io_read_begin(), then a stdio stream of the file at its start (a
+ * PNG read: io_png.c; a JPEG is read by descriptor, as io_jpeg.c says),
+ * over a duplicate of the caller's descriptor or over path's: on TEX_OK
+ * *f is yours, to close with tex__io_read_close() or fclose(). Otherwise
+ * *f is NULL and err says why, as tex__io_read_begin() says. Safe on any
  * thread. */
 tex_result tex__io_read_open(const char *path, int fd, tex_image *out, char err[TEX_ERR_LEN],
                              FILE **f);

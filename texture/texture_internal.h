@@ -124,8 +124,9 @@ struct tex__file {
      * divisions; tile_shift_x is 0 when a size is not a power of two. */
     uint8_t tile_shift_x, tile_shift_y;
     char   *udim_prefix, *udim_suffix; /* a "<UDIM>" name: the parts around it */
-    /* Its tiles' names would be longer than a path may be: opening the
-     * pattern reports it (once) and its lookups draw the fill. */
+    /* A "<UDIM>" name whose tiles' names would be longer than a path may
+     * be: no prefix or suffix, so it opens as a file would, reporting this
+     * (once), and its lookups draw the fill. */
     bool udim_too_long;
     /* info.constant: the one texel, as stored (at most 4 floats), and as
      * linear RGBA (tex__constant_decode(); alpha 1 where the image has

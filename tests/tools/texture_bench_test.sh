@@ -190,8 +190,12 @@ floor_late)
     command -v taskset >/dev/null && taskset -c 0,1 true 2>/dev/null ||
         { echo "skipped: no taskset, or no CPUs 0 and 1 to pin to"; exit 77; }
     "$texgen" --count 2 --size 256 "$tmp/a" >/dev/null || fail "texgen"
-    taskset -c 0 sh -c 'while :; do :; done' &
+    # The busy loop ends itself after 300 s, should this shell be killed
+    # before its trap runs (a SIGKILL, a shell that skips EXIT traps on
+    # signals); the trap ends it at once however the test ends otherwise.
+    timeout 300 taskset -c 0 sh -c 'while :; do :; done' &
     hog=$!
+    trap 'exit 1' HUP INT TERM
     trap 'kill "$hog" 2>/dev/null; rm -rf "$tmp"' EXIT # however the test ends
     err=$(taskset -c 0,1 "$bench" --floor --threads 2 --repeat 3 --lookups 300000 "$tmp"/a/*.png \
         2>&1 >/dev/null)

@@ -49,8 +49,12 @@ late)
     # Each warning is the medians of what --rounds printed, and only those.
     command -v taskset >/dev/null && taskset -c 0,1 true 2>/dev/null ||
         { echo "skipped: no taskset, or no CPUs 0 and 1 to pin to"; exit 77; }
-    taskset -c 0 sh -c 'while :; do :; done' &
+    # The busy loop ends itself after 300 s, should this shell be killed
+    # before its trap runs (a SIGKILL, a shell that skips EXIT traps on
+    # signals); the trap ends it at once however the test ends otherwise.
+    timeout 300 taskset -c 0 sh -c 'while :; do :; done' &
     hog=$!
+    trap 'exit 1' HUP INT TERM
     trap 'kill "$hog" 2>/dev/null' EXIT # however the test ends
     out=$(taskset -c 0,1 "$bench" --threads 1,2 --ops 1000000 --repeat 3 --lock lockfree,mutex \
         --rounds 2>&1)

@@ -477,11 +477,12 @@ case_png_not_png(const char *arg)
 
 /* ---- JPEG cases ---- */
 
+/* A JPEG of the test pattern, its scans as tex_test_jpeg_scans() takes them. */
 static unsigned char *
-jpeg_make(uint32_t w, uint32_t h, bool progressive, size_t *n)
+jpeg_make(uint32_t w, uint32_t h, int scans, size_t *n)
 {
     uint8_t       *px = tex_test_jpeg_pattern(w, h, 3);
-    unsigned char *d = tex_test_jpeg_encode(px, w, h, 3, JCS_RGB, JCS_YCbCr, progressive, 90, n);
+    unsigned char *d = tex_test_jpeg_encode(px, w, h, 3, JCS_RGB, JCS_YCbCr, scans, 90, n);
     free(px);
     return d;
 }
@@ -660,10 +661,9 @@ static void
 case_jpeg_scans_too_short(const char *arg)
 {
     (void)arg;
-    uint8_t *px = tex_test_jpeg_pattern(40, 30, 3);
     for (int scans = TEX_TEST_JPEG_PROGRESSIVE; scans <= TEX_TEST_JPEG_MULTISCAN; scans++) {
         size_t         n;
-        unsigned char *d = tex_test_jpeg_encode(px, 40, 30, 3, JCS_RGB, JCS_YCbCr, scans, 90, &n);
+        unsigned char *d = jpeg_make(40, 30, scans, &n);
         const char    *path = tex_test_path("scans.jpg");
         tex_test_file_write(path, d, n);
         tex_image img;
@@ -680,7 +680,6 @@ case_jpeg_scans_too_short(const char *arg)
         CHECK_EQ_INT(rows, 0);
         free(d);
     }
-    free(px);
 }
 
 /* Arithmetic coding: its decoder fills data that stops early with zeros
@@ -691,11 +690,9 @@ static void
 case_jpeg_arithmetic(const char *arg)
 {
     (void)arg;
-    uint8_t       *px = tex_test_jpeg_pattern(40, 30, 3);
     size_t         n;
-    unsigned char *d =
-        tex_test_jpeg_encode(px, 40, 30, 3, JCS_RGB, JCS_YCbCr, TEX_TEST_JPEG_ARITHMETIC, 90, &n);
-    const char *path = tex_test_path("arith.jpg");
+    unsigned char *d = jpeg_make(40, 30, TEX_TEST_JPEG_ARITHMETIC, &n);
+    const char    *path = tex_test_path("arith.jpg");
     tex_test_file_write(path, d, n);
     expect(tex_jpeg_read, path, TEX_ERR_UNSUPPORTED, "arithmetic-coded JPEG");
     size_t scan = marker_find(d, n, 0xDA), cut = scan + (n - scan) / 3;
@@ -707,7 +704,6 @@ case_jpeg_arithmetic(const char *arg)
     CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_UNSUPPORTED);
     CHECK_EQ_INT(rows, 0);
     free(d);
-    free(px);
 }
 
 /* A read that fails (not the end of the file) is said to be one, with its
