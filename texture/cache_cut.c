@@ -102,29 +102,27 @@ spill_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[
 }
 
 /* Row y of level l into the level's row of tiles, made at its first row;
- * the row of tiles put into the cache once complete, the rows below the
- * image zeroed. */
+ * the row of tiles put into the cache once complete (a tile of the last
+ * row holds the level's rows, none below them: tex__tile_new()). */
 static tex_result
 keep_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
 {
     tex__level *lv = &j->f->levels[l];
     tex__tile **tiles = j->kept + j->tiles_at[l];
     uint32_t    ty = y % TEX__TILE, first = y / TEX__TILE * lv->tiles_x;
-    for (uint32_t tx = 0; ty == 0 && tx < lv->tiles_x; tx++) {
-        if (!(tiles[tx] = tex__tile_new(j->ts, j->f, l, first + tx))) {
+    if (ty == 0) {
+        uint64_t bytes = tex__tiles_new(j->ts, j->f, l, first, lv->tiles_x, tiles);
+        if (!bytes) {
             snprintf(err, TEX_ERR_LEN, "out of memory for tiles");
             return TEX_ERR_NOMEM;
         }
-        j->reserved -= tiles[tx]->bytes; /* counted in the cache's memory now */
-        tex__cache_unreserve(j->ts, tiles[tx]->bytes);
+        j->reserved -= bytes; /* counted in the cache's memory now */
+        tex__cache_unreserve(j->ts, bytes);
     }
     for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
         cut_row(j->f, tiles[tx]->texels, row, tx * TEX__TILE, ty);
     if (ty + 1 < TEX__TILE && y + 1 < lv->height)
         return TEX_OK;
-    size_t tile_row = j->f->tile_bytes / TEX__TILE;
-    for (uint32_t tx = 0; tx < lv->tiles_x; tx++)
-        memset(tiles[tx]->texels + (ty + 1) * tile_row, 0, (TEX__TILE - ty - 1) * tile_row);
     tex__tiles_keep(j->ts, j->tc, tiles, lv->tiles_x);
     memset(tiles, 0, lv->tiles_x * sizeof *tiles); /* the cache's now */
     return TEX_OK;

@@ -182,26 +182,40 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
     return true;
 }
 
-/* Where tile `index` of a level lies in the spill file, and how many of
- * its bytes are there: the rows the image covers (tiles_write() in
- * cache_cut.c writes no rows below it, and spill_kept() none either). */
-static uint64_t
-spill_span(const tex__file *f, const tex__level *lv, uint32_t index, size_t *bytes)
+/* The texel bytes tile `index` of level `level` holds. A tile of a file
+ * decoded whole holds only the rows its level covers: no lookup reads
+ * below a level's last row (every tap is wrapped or clamped into the
+ * level first), and the tails of small files' levels, one tile for a few
+ * rows, were a third of the cold bench's tile memory, allocated, zeroed
+ * and faulted in for nothing (docs/benchmarks.md, "Tiles as deep as their
+ * rows"). A tiled file's readers fill whole tiles: those stay whole. */
+static size_t
+tile_texel_bytes(const tex__file *f, uint32_t level, uint32_t index)
 {
-    uint32_t th = f->info.tile_height, y0 = index / lv->tiles_x * th;
-    size_t   row = f->tile_bytes / th, rows = lv->height - y0 < th ? lv->height - y0 : th;
-    *bytes = rows * row;
-    return lv->spill_offset + (uint64_t)index * f->tile_bytes;
+    if (f->source != TEX__SOURCE_SPILL)
+        return f->tile_bytes;
+    const tex__level *lv = &f->levels[level];
+    uint32_t          th = f->info.tile_height, y0 = index / lv->tiles_x * th;
+    return (size_t)(lv->height - y0 < th ? lv->height - y0 : th) * (f->tile_bytes / th);
+}
+
+/* Where tile `index` of a level lies in the spill file: its rows, no
+ * padding below them (tiles_write() in cache_cut.c writes none, nor does
+ * spill_kept()), tile_texel_bytes() of them. */
+static uint64_t
+spill_at(const tex__file *f, uint32_t level, uint32_t index)
+{
+    return f->levels[level].spill_offset + (uint64_t)index * f->tile_bytes;
 }
 
 /* A tile of an untiled file from the spill file, as the cache holds it
- * (colour divided by alpha already), the rows below the image zeroed. */
+ * (colour divided by alpha already). */
 static bool
-spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t index,
-           unsigned char *out, char err[TEX_ERR_LEN])
+spill_read(tex_system *ts, const tex__file *f, uint32_t level, uint32_t index, unsigned char *out,
+           char err[TEX_ERR_LEN])
 {
-    size_t   bytes;
-    uint64_t at = spill_span(f, lv, index, &bytes);
+    size_t   bytes = tile_texel_bytes(f, level, index);
+    uint64_t at = spill_at(f, level, index);
     /* Relaxed: spill_kept() stored it before the seq_cst clear of the slot
      * this miss found empty by an acquire load (protect()), and every clear
      * since came later under the cache lock. */
@@ -215,7 +229,6 @@ spill_read(tex_system *ts, const tex__file *f, const tex__level *lv, uint32_t in
                  errno ? strerror(errno) : "unexpected end");
         return false;
     }
-    memset(out + bytes, 0, f->tile_bytes - bytes);
     return true;
 }
 
@@ -230,8 +243,8 @@ static void
 spill_kept(tex_system *ts, tex_thread *tc, tex__tile *t)
 {
     tex__file *f = t->file;
-    size_t     bytes;
-    uint64_t   at = spill_span(f, &f->levels[t->level], t->index, &bytes);
+    size_t     bytes = tile_texel_bytes(f, t->level, t->index);
+    uint64_t   at = spill_at(f, t->level, t->index);
     errno = 0;
     if (!tex__pio_all(ts->spill_fd, true, t->texels, bytes, at))
         /* Relaxed: published by the slot's clear (spill_read() says how). */
@@ -245,7 +258,7 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
 {
     const tex__level *lv = &f->levels[level];
     if (f->source == TEX__SOURCE_SPILL) {
-        if (!spill_read(ts, f, lv, index, out, err))
+        if (!spill_read(ts, f, level, index, out, err))
             return false;
     } else {
         pthread_mutex_lock(&f->lock);
@@ -283,7 +296,7 @@ read_texels(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32
         if (r != TEX_OK)
             return false;
     }
-    tex__count(&tc->counters.bytes_read, f->tile_bytes);
+    tex__count(&tc->counters.bytes_read, tile_texel_bytes(f, level, index));
     return true;
 }
 
@@ -455,33 +468,53 @@ account(tex_system *ts, size_t bytes)
         ;
 }
 
-/* Bytes of one tile of f, header included, as allocated. */
+/* Bytes of tile `index` of a level, header included, as allocated. */
 static size_t
-tile_size(const tex__file *f)
+tile_size(const tex__file *f, uint32_t level, uint32_t index)
 {
-    return (sizeof(tex__tile) + f->tile_bytes + 15) & ~(size_t)15;
+    return (sizeof(tex__tile) + tile_texel_bytes(f, level, index) + 15) & ~(size_t)15;
+}
+
+uint64_t
+tex__tiles_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t first, uint32_t n,
+               tex__tile **tiles)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t size = tile_size(f, level, first + i);
+        if (!(tiles[i] = aligned_alloc(16, size))) {
+            while (i > 0) /* not counted yet: freed as they came */
+                free(tiles[--i]);
+            memset(tiles, 0, n * sizeof *tiles);
+            return 0;
+        }
+        *tiles[i] = (tex__tile){.file = f, .level = level, .index = first + i, .bytes = size};
+        bytes += size;
+    }
+    /* Counted once for the row: each count is a locked instruction, which
+     * waits for the tiles' stores to fresh memory before it; one a tile
+     * was a tenth of a cold JPEG's tile cutting (perf). */
+    account(ts, bytes);
+    return bytes;
 }
 
 tex__tile *
 tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index)
 {
-    size_t     bytes = tile_size(f);
-    tex__tile *t = aligned_alloc(16, bytes);
-    if (!t)
-        return NULL;
-    *t = (tex__tile){.file = f, .level = level, .index = index, .bytes = bytes};
-    account(ts, bytes);
-    return t;
+    tex__tile *t;
+    return tex__tiles_new(ts, f, level, index, 1, &t) ? t : NULL;
 }
 
 uint64_t
 tex__cache_reserve(tex_system *ts, const tex__file *f)
 {
-    uint64_t tiles = 0;
-    for (uint32_t l = 0; l < f->info.nlevels; l++)
-        tiles += (uint64_t)f->levels[l].tiles_x * f->levels[l].tiles_y;
-    uint64_t need = tiles * tile_size(f);
-    size_t   cap = tiles_cap(ts);
+    uint64_t need = 0; /* every row of tiles but the last alike, then the last */
+    for (uint32_t l = 0; l < f->info.nlevels; l++) {
+        const tex__level *lv = &f->levels[l];
+        uint32_t          last = (lv->tiles_y - 1) * lv->tiles_x;
+        need += (uint64_t)last * tile_size(f, l, 0) + (uint64_t)lv->tiles_x * tile_size(f, l, last);
+    }
+    size_t cap = tiles_cap(ts);
     /* Once the clock has had to evict, the cache is full of tiles lookups
      * want: a new file's tiles, most of which no lookup may touch (its MIP
      * levels, the parts out of view), would only push those out and be
@@ -515,6 +548,7 @@ tex__cache_unreserve(tex_system *ts, uint64_t bytes)
 void
 tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n)
 {
+    size_t bytes = 0;
     pthread_mutex_lock(&ts->cache_lock);
     for (uint32_t i = 0; i < n; i++) {
         tex__tile *t = tiles[i];
@@ -526,8 +560,11 @@ tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_
          * before the file is READY anyway. */
         atomic_store_explicit(&slot->used, false, memory_order_relaxed);
         atomic_store_explicit(&slot->tile, t, memory_order_release);
-        atomic_fetch_add_explicit(&ts->resident, t->bytes, memory_order_relaxed);
+        bytes += t->bytes;
     }
+    /* Relaxed, as everywhere it is counted; once for the row, as
+     * tex__tiles_new() counts memory. */
+    atomic_fetch_add_explicit(&ts->resident, bytes, memory_order_relaxed);
     tex__count(&tc->counters.tiles_kept, n);
     evict_unlock(ts, tc, false);
 }

@@ -67,8 +67,11 @@ tex_open_regular(const char *path, char err[TEX_ERR_LEN])
         close(fd);
         return -1;
     }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    /* O_NONBLOCK off again, by one call: of the flags F_SETFL sets (append,
+     * non-blocking, direct, no atime), O_NONBLOCK is the one we opened
+     * with, so setting none clears it (a read of the flags first was a
+     * system call a file more). */
+    if (fcntl(fd, F_SETFL, 0) != 0)
         return fail(fd, err);
     return fd;
 }

@@ -65,6 +65,13 @@ tex__halve_u8_simd_allow(bool allow)
 
 enum { CELLS = 512, BLOCK = 8 };
 
+/* Each loop over four registers below carries `#pragma GCC unroll 4`
+ * (clang reads it too): GCC at -O2, the project's build, left them
+ * rolled, their registers kept in arrays on the stack, and the halving
+ * took 1.4x as long (12.9 against 9.1 ms on a loop of rows; at -O3, which
+ * peels them itself, 9.1 either way). docs/benchmarks.md, "The halving at
+ * -O2". */
+
 /* 256 floats as four planes of bytes: plane p holds byte p of each. */
 typedef struct planes {
     uint8_t b[4][256];
@@ -253,6 +260,7 @@ decode(__m512i bytes, bool srgb, __mmask16 unorm, __m512 f[4])
         return;
     __m512 u[4];
     table_read(&tables.unorm, bytes, u);
+#pragma GCC unroll 4
     for (int q = 0; q < 4; q++)
         f[q] = _mm512_mask_blend_ps(unorm, f[q], u[q]);
 }
@@ -262,10 +270,12 @@ VBMI static inline __attribute__((always_inline)) __m512i
 encode(const __m512 sum[4], bool srgb, __mmask16 unorm, __mmask64 unorm_bytes)
 {
     __m512i u[4], cell[4], step[4];
+#pragma GCC unroll 4
     for (int q = 0; q < 4; q++)
         u[q] = _mm512_cvtps_epi32(_mm512_mul_ps(sum[q], _mm512_set1_ps(63.75f)));
     if (!srgb)
         return bytes_of(u);
+#pragma GCC unroll 4
     for (int q = 0; q < 4; q++) {
         __m512i i = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_sqrt_ps(sum[q]), _mm512_set1_ps(256)));
         cell[q] = _mm512_min_epi32(i, _mm512_set1_epi32(CELLS - 1));
@@ -277,6 +287,7 @@ encode(const __m512 sum[4], bool srgb, __mmask16 unorm, __mmask64 unorm_bytes)
                                       _mm512_and_si512(w1, _mm512_set1_epi16(127)));
     __m512i top = _mm512_packus_epi16(_mm512_srli_epi16(w0, 7), _mm512_srli_epi16(w1, 7));
     __m512i q[4];
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
         q[k] = _mm512_permutex2var_epi8(_mm512_load_si512(tables.cell_code + 128 * k), low,
                                         _mm512_load_si512(tables.cell_code + 128 * k + 64));
@@ -287,6 +298,7 @@ encode(const __m512 sum[4], bool srgb, __mmask16 unorm, __mmask64 unorm_bytes)
     /* Plus one where the sum reaches the code's threshold. */
     __m512 up[4];
     table_read(&tables.up4, code, up);
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
         step[k] = _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(sum[k], up[k], _CMP_GE_OQ),
                                          _mm512_set1_epi32(1));
@@ -319,6 +331,7 @@ halve_nc(const uint8_t *top, const uint8_t *bottom, uint8_t *out, uint32_t w, ui
             decode(window_read(top + a + nc, row - a - nc, window), srgb, unorm, in[1]);
             decode(window_read(bottom + a, row - a, window), srgb, unorm, in[2]);
             decode(window_read(bottom + a + nc, row - a - nc, window), srgb, unorm, in[3]);
+#pragma GCC unroll 4
             for (int q = 0; q < 4; q++)
                 sum[k][q] = _mm512_add_ps(_mm512_add_ps(in[0][q], in[1][q]),
                                           _mm512_add_ps(in[2][q], in[3][q]));

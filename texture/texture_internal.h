@@ -37,7 +37,9 @@ typedef struct tex__tile {
     /* Chosen by the clock and being written back, off the ring but still in
      * its slot (cache_tiles.c, evict_unlock()). Guarded by the cache lock. */
     bool leaving;
-    alignas(16) unsigned char texels[]; /* tile_w * tile_h * nchannels samples */
+    /* tile_w * nchannels samples a row, tile_h rows; a decoded file's
+     * last row of tiles in a level holds only the level's rows. */
+    alignas(16) unsigned char texels[];
 } tex__tile;
 
 /* A tile's place in its level: the tile, and beside it the clock's
@@ -334,8 +336,10 @@ void             tex__tile_release(tex_thread *tc);
  *   sized, reserved if they fit in what the cache has free and no other
  *   decode has reserved; 0 if not (spill them). Give back what the tiles
  *   made do not take with tex__cache_unreserve().
- * - tex__tile_new(): a tile of f, counted in the cache's memory, for its
- *   decode to cut rows into; tex__tile_discard() frees one never kept
+ * - tex__tiles_new(): tiles first .. first + n - 1 of a level of f, for
+ *   its decode to cut rows into, counted in the cache's memory; their
+ *   bytes, or 0 (out of memory: none made, tiles all NULL).
+ *   tex__tile_new() makes one. tex__tile_discard() frees one never kept
  *   (NULL: a no-op).
  * - tex__tiles_keep(): complete tiles put into their slots and the clock
  *   ring, written to the spill file only if evicted.
@@ -344,6 +348,8 @@ void             tex__tile_release(tex_thread *tc);
  *   lookups rarely read a tile) or not (a failed decode). */
 uint64_t   tex__cache_reserve(tex_system *ts, const tex__file *f);
 void       tex__cache_unreserve(tex_system *ts, uint64_t bytes);
+uint64_t   tex__tiles_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t first, uint32_t n,
+                          tex__tile **tiles);
 tex__tile *tex__tile_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t index);
 void       tex__tile_discard(tex_system *ts, tex__tile *t);
 void       tex__tiles_keep(tex_system *ts, tex_thread *tc, tex__tile *const *tiles, uint32_t n);

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -455,6 +456,15 @@ case_special_files(const char *arg)
     CHECK(tex_open_regular(tex_test_dir(), err) == -1);
     CHECK_EQ_INT(errno, EISDIR);
     CHECK_CONTAINS(err, "Is a directory");
+    /* A regular file is handed over blocking, as a reader expects: opened
+     * non-blocking (against a FIFO swapped in), that flag is cleared. */
+    const char *plain = tex_test_path("plain.bin");
+    tex_test_file_write(plain, "x", 1);
+    int fd = tex_open_regular(plain, err);
+    REQUIRE(fd >= 0);
+    int flags = fcntl(fd, F_GETFL);
+    CHECK(flags >= 0 && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) == O_RDONLY);
+    close(fd);
 }
 
 static void

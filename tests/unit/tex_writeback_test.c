@@ -159,6 +159,80 @@ case_evicted(const char *arg)
     tex_system_destroy(ts);
 }
 
+/* Bytes of texels in the tiles of every level of an n x n RGBA file: a
+ * level's last row of tiles holds its rows and no more. */
+static uint64_t
+texel_bytes_of(uint32_t n)
+{
+    uint64_t bytes = 0;
+    for (uint32_t l = 0, levels = tex_mip_levels(n, n); l < levels; l++) {
+        uint64_t side = n >> l ? n >> l : 1, across = (side + 63) / 64;
+        bytes += across * side * 64 * 4; /* rows of 64 texels, `across` tiles side by side */
+    }
+    return bytes;
+}
+
+/* Every texel of every level of an n x n file by closest raw lookups
+ * (each level picked by its own footprint), as bytes. */
+static void
+every_level(tex_system *ts, tex_thread *tc, ustr name, uint32_t n, uint8_t *out)
+{
+    tex_opts o = {.raw = true, .filter = TEX_FILTER_CLOSEST};
+    for (uint32_t l = 0, levels = tex_mip_levels(n, n); l < levels; l++) {
+        uint32_t   side = n >> l ? n >> l : 1;
+        float      step = (float)(1u << l) / (float)n;
+        tex_derivs d = {step, 0, 0, step};
+        for (uint32_t y = 0; y < side; y++)
+            for (uint32_t x = 0; x < side; x++) {
+                float rgba[4] = {-1, -1, -1, -1};
+                CHECK_EQ_INT(
+                    tex_lookup(ts, tc, name, (x + 0.5f) / side, (y + 0.5f) / side, &d, &o, rgba),
+                    TEX_OK);
+                for (int c = 0; c < 4; c++)
+                    *out++ = (uint8_t)(rgba[c] * 255.0f + 0.5f);
+            }
+    }
+}
+
+/* A decoded file's tiles hold only the rows of their level: a 200x200
+ * file's last row of tiles in level 0 is 8 rows deep, and its levels
+ * below 64x64 a tile of their rows each; the cache counts what they take.
+ * Written back as they are evicted and read back, they give every texel
+ * of every level as before. */
+static void
+case_rows_only(const char *arg)
+{
+    (void)arg;
+    ustr        small = png_make("small.png", 4, 200);
+    ustr        big = png_make("big.png", 5, 1024);
+    tex_system *ts = system_new(1);
+    tex_thread *tc = thread_new(ts);
+    size_t      texels = 0;
+    for (uint32_t l = 0; l < tex_mip_levels(200, 200); l++)
+        texels += (size_t)(200 >> l ? 200 >> l : 1) * (200 >> l ? 200 >> l : 1);
+    uint8_t *before = malloc(texels * 4), *after = malloc(texels * 4);
+    REQUIRE(before && after);
+    every_level(ts, tc, small, 200, before);
+    tex_stats s = stats(ts);
+    REQUIRE(s.tiles_kept == tiles_of(200));
+    /* What is not texels is the tiles' headers, the same for each: far
+     * less than a tile's 64 rows of 256 bytes, which the rows below a
+     * level's image took when tiles were whole. */
+    uint64_t header = (s.memory - texel_bytes_of(200)) / tiles_of(200);
+    CHECK(s.memory > texel_bytes_of(200) && header <= 128);
+    CHECK_EQ_U64(s.memory, texel_bytes_of(200) + header * tiles_of(200));
+    CHECK_EQ_U64(s.peak_memory, s.memory);
+    touch_level0(ts, tc, big, 1024, 120); /* every kept tile pushed out, written back */
+    REQUIRE(stats(ts).tiles_spilled == tiles_of(200));
+    uint64_t loaded = stats(ts).tiles_loaded;
+    every_level(ts, tc, small, 200, after);
+    CHECK_EQ_U64(stats(ts).tiles_loaded - loaded, tiles_of(200)); /* all read back */
+    CHECK(memcmp(before, after, texels * 4) == 0);
+    free(before), free(after);
+    tex_thread_destroy(tc);
+    tex_system_destroy(ts);
+}
+
 /* A premultiplied file (an RGBA half scanline EXR) is divided by its alpha
  * once, as its tiles are cut, whether they are kept, written back and read
  * again, or spilled and loaded: never twice. */
@@ -166,9 +240,9 @@ static void
 case_premultiplied(const char *arg)
 {
     (void)arg;
-    /* Under 1 MiB: the 128x128 file's 11 tiles of 32 KiB are kept; the
-     * 256x256 one (its 512 KiB image charged while it decodes) has 27,
-     * more than is left: spilled. */
+    /* Under 1 MiB: the 128x128 file's 11 tiles (five of 32 KiB, six of
+     * their levels' few rows) are kept; the 256x256 one (its 512 KiB image charged while it
+     * decodes) has 27, more than is left: spilled. */
     enum { NFILES = 2 };
     static const uint32_t sizes[NFILES] = {128, 256};
     char                  err[TEX_ERR_LEN], path[NFILES][512];
@@ -463,7 +537,7 @@ case_evicting(const char *arg)
     (void)arg;
     ustr        big = png_make("big.png", 10, 1024);
     ustr        exr = exr_shaped("charged.exr", 3, 256, 256); /* 512 KiB charged */
-    ustr        small = png_make("small.png", 11, 128);       /* 11 tiles, 181 KB */
+    ustr        small = png_make("small.png", 11, 128);       /* 11 tiles, 99 KB */
     tex_system *ts = system_new(1);
     tex_thread *tc = thread_new(ts);
     touch_level0(ts, tc, big, 1024, 120); /* the cache full, tiles evicted */
@@ -485,6 +559,7 @@ main(int argc, char **argv)
     static const rt_test_case cases[] = {
         {"kept", case_kept},
         {"evicted", case_evicted},
+        {"rows_only", case_rows_only},
         {"premultiplied", case_premultiplied},
         {"failed_decode", case_failed_decode},
         {"write_fails", case_write_fails},
