@@ -432,8 +432,20 @@ struct tex_downsampler {
     float    *out;
     double   *acc[2]; /* outputs next and next + 1 */
     uint8_t  *raw;    /* fast_u8: the even source row as given */
-    float     unorm[256];
 };
+
+/* k / 255 for each byte, the unorm decode both paths share (a quotient,
+ * not a product by 1/255: mip_simd.c's table has the same bits). Built
+ * once: each downsampler made its own, eight a file. */
+static float          unorm_u8[256];
+static pthread_once_t unorm_once = PTHREAD_ONCE_INIT;
+
+static void
+unorm_build(void)
+{
+    for (int k = 0; k < 256; k++)
+        unorm_u8[k] = (float)k / 255.0f;
+}
 
 void
 tex_downsampler_free(tex_downsampler *d)
@@ -467,8 +479,7 @@ tex_downsampler_new(const tex_image *shape, tex_downsampler **out, char err[TEX_
     d->dst.pixels = malloc((size_t)d->dst.width * nc * tex_type_size(shape->type));
     d->fast_u8 = shape->type == TEX_TYPE_U8 && W == 2 * d->dst.width && H == 2 * d->dst.height;
     d->simd = d->fast_u8 && tex__halve_u8_simd_ready();
-    for (int k = 0; k < 256; k++)
-        d->unorm[k] = (float)k / 255.0f;
+    pthread_once(&unorm_once, unorm_build);
     size_t nout = (size_t)d->dst.width * nc;
     if (!d->dst.pixels || !taps_make(W, d->dst.width, &d->tx) ||
         !taps_make(H, d->dst.height, &d->ty))
@@ -549,11 +560,11 @@ tex_downsampler_push(tex_downsampler *d, const void *row)
                                d->src.srgb);
             d->simd_rows++;
         } else if (done)
-            halve_u8_row(&d->src, d->unorm, d->raw, row, d->dst.pixels);
+            halve_u8_row(&d->src, unorm_u8, d->raw, row, d->dst.pixels);
         else
             memcpy(d->raw, row, (size_t)d->src.width * d->src.nchannels);
     } else {
-        row_linear(&d->src, row, d->unorm, d->line);
+        row_linear(&d->src, row, unorm_u8, d->line);
         taps_row(&d->tx, d->line, d->row, d->dst.width, d->src.nchannels);
         done = push_general(d, y);
         if (done)
