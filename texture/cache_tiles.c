@@ -185,10 +185,10 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
 /* The texel bytes tile `index` of level `level` holds. A tile of a file
  * decoded whole holds only the rows its level covers: no lookup reads
  * below a level's last row (every tap is wrapped or clamped into the
- * level first), and the tails of small files' levels, one tile for a few
- * rows, were a third of the cold bench's tile memory, allocated, zeroed
- * and faulted in for nothing (docs/benchmarks.md, "Tiles as deep as their
- * rows"). A tiled file's readers fill whole tiles: those stay whole. */
+ * level first), and a small file's levels below a tile's height would
+ * each take a whole tile, allocated, zeroed and faulted in for rows
+ * nobody reads. A tiled file's readers fill whole tiles: those stay
+ * whole. */
 static size_t
 tile_texel_bytes(const tex__file *f, uint32_t level, uint32_t index)
 {
@@ -492,8 +492,8 @@ tex__tiles_new(tex_system *ts, tex__file *f, uint32_t level, uint32_t first, uin
         bytes += size;
     }
     /* Counted once for the row: each count is a locked instruction, which
-     * waits for the tiles' stores to fresh memory before it; one a tile
-     * was a tenth of a cold JPEG's tile cutting (perf). */
+     * waits for every store before it, here the tiles' stores to fresh
+     * memory. */
     account(ts, bytes);
     return bytes;
 }

@@ -66,11 +66,10 @@ tex__halve_u8_simd_allow(bool allow)
 enum { CELLS = 512, BLOCK = 8 };
 
 /* Each loop over four registers below carries `#pragma GCC unroll 4`
- * (clang reads it too): GCC at -O2, the project's build, left them
- * rolled, their registers kept in arrays on the stack, and the halving
- * took 1.4x as long (12.9 against 9.1 ms on a loop of rows; at -O3, which
- * peels them itself, 9.1 either way). docs/benchmarks.md, "The halving at
- * -O2". */
+ * (clang reads it too): GCC at -O2, the project's build, leaves them
+ * rolled and keeps their registers in arrays on the stack, which cost the
+ * halving a good third of its time (-O3 peels them itself; the figures:
+ * docs/benchmarks.md, "A cold JPEG within 1.3x"). */
 
 /* 256 floats as four planes of bytes: plane p holds byte p of each. */
 typedef struct planes {
