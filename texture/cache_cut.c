@@ -48,9 +48,11 @@ typedef struct spill_job {
 /* Writes rows of tiles first .. first + n - 1 of level l, cut into
  * `tiles`, the last of them `rows` rows deep, to the level's range of the
  * spill file. Rows below the image are not written where they need not be
- * (spill_read() in cache_tiles.c zeroes them as it reads): a level one tile wide, below 64
- * rows, spills its rows, not 64 of them (nearly half of a 128x128 file's
- * tiles were such padding). */
+ * (a tile read back holds its level's rows alone, cache_tiles.c): a level
+ * one tile wide, below 64 rows, spills its rows, not 64 of them (nearly
+ * half of a 128x128 file's tiles were such padding). Wider levels write
+ * their last row of tiles whole, the rows below zeroed, in one write;
+ * nothing reads those rows back. */
 static tex_result
 tiles_write(spill_job *j, const tex__level *lv, unsigned char *tiles, uint32_t first, uint32_t n,
             uint32_t rows, char err[TEX_ERR_LEN])
@@ -112,7 +114,7 @@ spill_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[
 
 /* Row y of level l into the level's row of tiles, made at its first row;
  * the row of tiles put into the cache once complete (a tile of the last
- * row holds the level's rows, none below them: tex__tile_new()). */
+ * row holds the level's rows, none below them: tex__tiles_new()). */
 static tex_result
 keep_band(spill_job *j, uint32_t l, uint32_t y, const tex_image *row, char err[TEX_ERR_LEN])
 {

@@ -184,11 +184,12 @@ same_shape(const tex__file *f, const tex__tiled_info *info)
 
 /* The texel bytes tile `index` of level `level` holds. A tile of a file
  * decoded whole holds only the rows its level covers: no lookup reads
- * below a level's last row (every tap is wrapped or clamped into the
- * level first), and a small file's levels below a tile's height would
- * each take a whole tile, allocated, zeroed and faulted in for rows
- * nobody reads. A tiled file's readers fill whole tiles: those stay
- * whole. */
+ * below a level's last row (a tap's texels are read in one tile only when
+ * all four lie inside the level, in_one_tile() in lookup_sample.c; any
+ * other texel is wrapped or clamped into it first), and a small file's
+ * levels below a tile's height would each take a whole tile, allocated,
+ * zeroed and faulted in for rows nobody reads. A tiled file's readers
+ * fill whole tiles: those stay whole. */
 static size_t
 tile_texel_bytes(const tex__file *f, uint32_t level, uint32_t index)
 {
@@ -199,9 +200,9 @@ tile_texel_bytes(const tex__file *f, uint32_t level, uint32_t index)
     return (size_t)(lv->height - y0 < th ? lv->height - y0 : th) * (f->tile_bytes / th);
 }
 
-/* Where tile `index` of a level lies in the spill file: its rows, no
- * padding below them (tiles_write() in cache_cut.c writes none, nor does
- * spill_kept()), tile_texel_bytes() of them. */
+/* Where tile `index` of a level lies in the spill file; it is read back
+ * and written back (spill_kept()) as its tile_texel_bytes(), the level's
+ * rows, whatever tiles_write() in cache_cut.c wrote below them. */
 static uint64_t
 spill_at(const tex__file *f, uint32_t level, uint32_t index)
 {
@@ -615,7 +616,8 @@ tile_load(tex_system *ts, tex_thread *tc, tex__file *f, uint32_t level, uint32_t
      * The spill file holds tiles divided already (cache_cut.c). */
     if (f->associated && !f->raw && f->source != TEX__SOURCE_SPILL)
         tex__unpremultiply(t->texels,
-                           f->tile_bytes / (f->info.nchannels * tex_type_size(f->info.type)),
+                           tile_texel_bytes(f, level, index) /
+                               (f->info.nchannels * tex_type_size(f->info.type)),
                            f->info.nchannels, f->info.type);
 
     pthread_mutex_lock(&ts->cache_lock);

@@ -68,9 +68,10 @@ tex_open_regular(const char *path, char err[TEX_ERR_LEN])
         return -1;
     }
     /* O_NONBLOCK off again, by one call: of the flags F_SETFL sets (append,
-     * non-blocking, direct, no atime), O_NONBLOCK is the one we opened
-     * with, so setting none clears it (a read of the flags first was a
-     * system call a file more). */
+     * async, non-blocking, direct, no atime), O_NONBLOCK is the only one
+     * the open above sets, so setting none clears it (a read of the flags
+     * first was a system call a file more). Add another of those to the
+     * open and this must keep it. */
     if (fcntl(fd, F_SETFL, 0) != 0)
         return fail(fd, err);
     return fd;

@@ -124,7 +124,7 @@ case_kept(const char *arg)
     /* 1024x1024 RGBA is 16 MiB of tiles at level 0: spilled, not kept. */
     touch_level0(ts, tc, big, 1024, 3);
     s = stats(ts);
-    CHECK_EQ_U64(s.tiles_kept, tiles_of(200));
+    REQUIRE(s.tiles_kept == tiles_of(200));
     CHECK_EQ_U64(s.tiles_loaded, 3);
     CHECK_EQ_U64(s.bytes_read, 3 * 64 * 64 * 4);
     tex_thread_destroy(tc);
@@ -194,11 +194,42 @@ every_level(tex_system *ts, tex_thread *tc, ustr name, uint32_t n, uint8_t *out)
     }
 }
 
+/* Bilinear taps along the bottom of every level of an n x n file, where a
+ * level's last row of tiles is shortest: at the last row's centre, between
+ * it and the row above, and on the edge itself, clamped and wrapped. */
+enum { EDGE_TS = 3, EDGE_WRAPS = 2 };
+
+static size_t
+bottom_taps(tex_system *ts, tex_thread *tc, ustr name, uint32_t n, float *out)
+{
+    static const tex_wrap wraps[EDGE_WRAPS] = {TEX_WRAP_CLAMP, TEX_WRAP_PERIODIC};
+    size_t                k = 0;
+    for (uint32_t l = 0, levels = tex_mip_levels(n, n); l < levels; l++) {
+        uint32_t   side = n >> l ? n >> l : 1;
+        float      step = (float)(1u << l) / (float)n;
+        tex_derivs d = {step, 0, 0, step};
+        float      ts_[EDGE_TS] = {1.0f - 0.5f / side, 1.0f - 1.0f / side, 1.0f};
+        for (int w = 0; w < EDGE_WRAPS; w++)
+            for (int e = 0; e < EDGE_TS; e++)
+                for (uint32_t x = 0; x < side; x++, k += 4) {
+                    tex_opts o = {.raw = true, /* the file as every_level() opened it */
+                                  .filter = TEX_FILTER_BILINEAR,
+                                  .swrap = wraps[w],
+                                  .twrap = wraps[w]};
+                    CHECK_EQ_INT(
+                        tex_lookup(ts, tc, name, (x + 0.25f) / side, ts_[e], &d, &o, out + k),
+                        TEX_OK);
+                }
+    }
+    return k;
+}
+
 /* A decoded file's tiles hold only the rows of their level: a 200x200
  * file's last row of tiles in level 0 is 8 rows deep, and its levels
  * below 64x64 a tile of their rows each; the cache counts what they take.
  * Written back as they are evicted and read back, they give every texel
- * of every level as before. */
+ * of every level as before, and the same bilinear taps along each
+ * level's bottom edge (which an ASan build checks read no further). */
 static void
 case_rows_only(const char *arg)
 {
@@ -211,8 +242,11 @@ case_rows_only(const char *arg)
     for (uint32_t l = 0; l < tex_mip_levels(200, 200); l++)
         texels += (size_t)(200 >> l ? 200 >> l : 1) * (200 >> l ? 200 >> l : 1);
     uint8_t *before = malloc(texels * 4), *after = malloc(texels * 4);
-    REQUIRE(before && after);
+    size_t   edge = texels * EDGE_TS * EDGE_WRAPS * 4; /* more than the taps need */
+    float   *edge_before = malloc(edge * sizeof(float)), *edge_after = malloc(edge * sizeof(float));
+    REQUIRE(before && after && edge_before && edge_after);
     every_level(ts, tc, small, 200, before);
+    size_t    taps = bottom_taps(ts, tc, small, 200, edge_before);
     tex_stats s = stats(ts);
     REQUIRE(s.tiles_kept == tiles_of(200));
     /* What is not texels is the tiles' headers, the same for each: far
@@ -224,11 +258,16 @@ case_rows_only(const char *arg)
     CHECK_EQ_U64(s.peak_memory, s.memory);
     touch_level0(ts, tc, big, 1024, 120); /* every kept tile pushed out, written back */
     REQUIRE(stats(ts).tiles_spilled == tiles_of(200));
+    /* Each tile counted resident as it was kept is taken off as it goes:
+     * what the cache holds is back under its cap. */
+    CHECK(stats(ts).memory <= (1u << 20));
     uint64_t loaded = stats(ts).tiles_loaded;
     every_level(ts, tc, small, 200, after);
     CHECK_EQ_U64(stats(ts).tiles_loaded - loaded, tiles_of(200)); /* all read back */
     CHECK(memcmp(before, after, texels * 4) == 0);
-    free(before), free(after);
+    CHECK_EQ_U64(bottom_taps(ts, tc, small, 200, edge_after), taps);
+    CHECK(memcmp(edge_before, edge_after, taps * sizeof(float)) == 0);
+    free(before), free(after), free(edge_before), free(edge_after);
     tex_thread_destroy(tc);
     tex_system_destroy(ts);
 }
