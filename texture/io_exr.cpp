@@ -342,6 +342,7 @@ struct tex_exr {
      * chunks it has read. */
     tex__exr_layout  fast_lay{};
     bool             fast_planned = false, fast_tried = false;
+    bool             fast_fills = false; /* its chunks write every byte of their pixels */
     tex__exr_chunks *fast = nullptr;
     uint64_t         fast_chunks = 0;
 
@@ -802,6 +803,16 @@ plan_fast_chunks(tex_exr *f)
         }
     }
     lay.nchannels = n;
+    /* Whether a chunk read here writes every byte of its pixels: each
+     * output channel is some file channel's (one the file lacks reads 0,
+     * which only the zeroing before a read gives it). */
+    f->fast_fills = true;
+    for (uint32_t o = 0; o < f->info.nchannels; o++) {
+        bool written = false;
+        for (uint32_t k = 0; k < n; k++)
+            written |= lay.offset[k] == (int16_t)(o * ss);
+        f->fast_fills &= written;
+    }
     f->fast_planned = true;
 }
 
@@ -1360,14 +1371,22 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
         say(err, "tile (%u, %u) is outside level %u's %ux%u tiles", tx, ty, level, nx, ny);
         return TEX_ERR_INVALID;
     }
-    size_t px = f->info.nchannels * pixel_type_size(f->ptype);
-    memset(out, 0, (size_t)tw * th * px);
-    if (fast_reader(f) &&
-        tex__exr_chunks_tile(f->fast, level, tx, ty, std::min(tw, f->level_w[level] - tx * tw),
-                             std::min(th, f->level_h[level] - ty * th), out, px * tw)) {
+    size_t   px = f->info.nchannels * pixel_type_size(f->ptype), bytes = (size_t)tw * th * px;
+    uint32_t w = std::min(tw, f->level_w[level] - tx * tw);
+    uint32_t h = std::min(th, f->level_h[level] - ty * th);
+    /* Zeroed first unless the fast path will write every byte: a whole
+     * tile of a file whose every output channel it reads. Written once,
+     * not twice: the zeroing of fresh tiles was 8% of a cold random
+     * lookup's time (docs/benchmarks.md, "EXR tiles written once"). */
+    bool whole = w == tw && h == th && f->fast_fills && fast_reader(f);
+    if (!whole)
+        memset(out, 0, bytes);
+    if (fast_reader(f) && tex__exr_chunks_tile(f->fast, level, tx, ty, w, h, out, px * tw)) {
         f->fast_chunks++;
         return TEX_OK;
     }
+    if (whole) /* refused, `out` untouched: OpenEXR's reader gets it zeroed, as ever */
+        memset(out, 0, bytes);
     forget_end(f);
     try {
         /* Tile-relative slices: one frame buffer serves every tile read
