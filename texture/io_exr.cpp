@@ -1375,9 +1375,9 @@ tex_exr_read_tile(tex_exr *f, uint32_t level, uint32_t tx, uint32_t ty, void *ou
     uint32_t w = std::min(tw, f->level_w[level] - tx * tw);
     uint32_t h = std::min(th, f->level_h[level] - ty * th);
     /* Zeroed first unless the fast path will write every byte: a whole
-     * tile of a file whose every output channel it reads. Written once,
-     * not twice: the zeroing of fresh tiles was 8% of a cold random
-     * lookup's time (docs/benchmarks.md, "EXR tiles written once"). */
+     * tile of a file whose every output channel it reads is written once,
+     * not twice (a cold lookup's tiles are mostly fresh memory;
+     * docs/benchmarks.md, "EXR tiles written once"). */
     bool whole = w == tw && h == th && f->fast_fills && fast_reader(f);
     if (!whole)
         memset(out, 0, bytes);

@@ -67,8 +67,8 @@ enum { CELLS = 512, BLOCK = 8 };
 
 /* Each loop over four registers below carries `#pragma GCC unroll 4`
  * (clang reads it too): GCC at -O2, the project's build, leaves them
- * rolled and keeps their registers in arrays on the stack, which cost the
- * halving a good third of its time (-O3 peels them itself; the figures:
+ * rolled and keeps their registers in arrays on the stack, a store and a
+ * load for every value (-O3 peels them itself; the figures:
  * docs/benchmarks.md, "A cold JPEG within 1.3x"). */
 
 /* 256 floats as four planes of bytes: plane p holds byte p of each. */
