@@ -292,9 +292,9 @@ open_file_gated(tex_system *ts, tex_thread *tc, tex__file *f, char err[TEX_ERR_L
     if (r != TEX_OK)
         return r;
     /* Opened once: sniffed, then a PNG or JPEG decoded, from the one
-     * descriptor (an EXR's or TIFF's library opens it by name). A file
-     * opened twice cost some 4 us more each, 1 ms of a first touch of
-     * 232 small JPEGs (docs/benchmarks.md, "One open a file"). */
+     * descriptor (an EXR's or TIFF's library opens it by name): a second
+     * open by name repeats the path walk and the checks, per file
+     * (docs/benchmarks.md, "One open a file"). */
     int         fd = src.fd >= 0 ? src.fd : tex_open_regular(src.path, err);
     tex__format format = fd >= 0 ? tex__sniff(fd, err, &r) : TEX__FORMAT_UNKNOWN;
     if (fd < 0)

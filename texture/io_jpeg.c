@@ -289,11 +289,9 @@ source_term(j_decompress_ptr cinfo)
  * libjpeg-turbo's SIMD colour conversion writes a 32-byte-aligned output
  * row with non-temporal stores, which bypass the caches: the consumer,
  * reading the row at once (the MIP chain, the tile cut, the copy into a
- * whole read's image), then read it back from memory. A first touch of
- * the 232 test JPEGs took 40.2 ms with the row so placed against
- * 42.5-43.5 aligned, which malloc() gave it or not by chance
- * (docs/benchmarks.md, "One open a file"). NULL and the job's error when
- * out of memory. */
+ * whole read's image), then read it back from memory; malloc() gave the
+ * row that alignment or not by chance (the figures: docs/benchmarks.md,
+ * "One open a file"). NULL and the job's error when out of memory. */
 static JSAMPROW
 row_alloc(jpeg_job *job, size_t stride)
 {
@@ -327,8 +325,8 @@ jpeg_decode(jpeg_job *job)
     jpeg_read_header(cinfo, TRUE);
     /* Arithmetic coding: where its data stops (a marker, the end of the
      * file) libjpeg's decoder fills the rest with zeros and warns of
-     * nothing, so a damaged file would pass as whole, and 341 bytes that
-     * declare 11827x12860 made up 152 million pixels (14 s, 4 GB; found by
+     * nothing, so a damaged file would pass as whole, and a few hundred
+     * bytes that declare 11827x12860 make up 152 million pixels (found by
      * fuzz/fuzz_jpeg.c). Such files are all but unknown among textures. */
     if (cinfo->arith_code) {
         job->code = TEX_ERR_UNSUPPORTED;

@@ -436,7 +436,7 @@ struct tex_downsampler {
 
 /* k / 255 for each byte, the unorm decode both paths share (a quotient,
  * not a product by 1/255: mip_simd.c's table has the same bits). Built
- * once: each downsampler made its own, eight a file. */
+ * once for all downsamplers, not by each (a file makes one a level). */
 static float          unorm_u8[256];
 static pthread_once_t unorm_once = PTHREAD_ONCE_INIT;
 

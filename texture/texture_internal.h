@@ -422,8 +422,7 @@ tex__file_find(tex_system *ts, tex_thread *tc, ustr name, bool raw)
         return m[0].file;
     }
     /* The second way here too: two files that share a pair, looked up in
-     * turn, went out of line every other lookup (a random lookup over four
-     * files paid 12 instructions for it on average: docs/benchmarks.md,
+     * turn, would go out of line every other lookup (docs/benchmarks.md,
      * "Lookups against the floor"). Moved to the first way, so that of
      * three names sharing a pair the one used longest ago leaves (a UDIM
      * pattern and two of its tiles: the pattern, used by every lookup,

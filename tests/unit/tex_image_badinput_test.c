@@ -548,6 +548,15 @@ rows_count(void *ctx, const tex_image *shape, uint32_t y, const void *row, char 
     return TEX_OK;
 }
 
+/* A read of `path` by rows that comes to `want`: the rows handed over. */
+static uint32_t
+rows_read(const char *path, tex_result want, char err[TEX_ERR_LEN])
+{
+    uint32_t rows = 0;
+    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), want);
+    return rows;
+}
+
 /* A JPEG that declares 4096 rows and ends right after its scan's header:
  * the read fails at the first row, not after libjpeg has made up all 4096
  * (a 627-byte file declaring 16384x16384 took 1.7 s to fail; 40 of them in
@@ -563,9 +572,8 @@ case_jpeg_truncated_stops(const char *arg)
     size_t      end = sos + 2 + ((size_t)d[sos + 2] << 8 | d[sos + 3]);
     const char *path = tex_test_path("cut4096.jpg");
     tex_test_file_write(path, d, end);
-    uint32_t rows = 0;
     char     err[TEX_ERR_LEN];
-    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_CORRUPT);
+    uint32_t rows = rows_read(path, TEX_ERR_CORRUPT, err);
     CHECK(strstr(err, "truncated") != NULL);
     CHECK(rows < 16); /* a row of MCUs at most; all 4096 before */
     expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "truncated");
@@ -685,9 +693,7 @@ case_jpeg_scans_too_short(const char *arg)
         d[sof + 7] = 0x20, d[sof + 8] = 0x00; /* width 8192 */
         tex_test_file_write(path, d, n);
         expect(tex_jpeg_read, path, TEX_ERR_CORRUPT, "needs at least 32768 bytes");
-        uint32_t rows = 0;
-        CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_CORRUPT);
-        CHECK_EQ_INT(rows, 0);
+        CHECK_EQ_INT(rows_read(path, TEX_ERR_CORRUPT, err), 0);
         free(d);
     }
 }
@@ -709,10 +715,8 @@ case_jpeg_arithmetic(const char *arg)
     d[cut] = 0xFF, d[cut + 1] = 0xD9; /* the data stops here: EOI */
     tex_test_file_write(path, d, cut + 2);
     expect(tex_jpeg_read, path, TEX_ERR_UNSUPPORTED, "arithmetic-coded JPEG");
-    char     err[TEX_ERR_LEN];
-    uint32_t rows = 0;
-    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_UNSUPPORTED);
-    CHECK_EQ_INT(rows, 0);
+    char err[TEX_ERR_LEN];
+    CHECK_EQ_INT(rows_read(path, TEX_ERR_UNSUPPORTED, err), 0);
     free(d);
 }
 
@@ -736,16 +740,13 @@ case_jpeg_read_error(const char *arg)
     REQUIRE(n > 3 * 65536);
     const char *path = tex_test_path("eio.jpg");
     tex_test_file_write(path, d, n);
-    char     err[TEX_ERR_LEN];
-    uint32_t rows = 0;
-    CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_OK);
-    CHECK_EQ_INT(rows, W);
+    char err[TEX_ERR_LEN];
+    CHECK_EQ_INT(rows_read(path, TEX_OK, err), W);
     static const uint64_t at[] = {0, 2 * 65536};
     for (int k = 0; k < 2; k++) {
         tex__jpeg_fail_reads_from(at[k]);
         expect(tex_jpeg_read, path, TEX_ERR_OPEN, "cannot read: Input/output error");
-        rows = 0;
-        CHECK_EQ_INT(tex_jpeg_read_rows(path, rows_count, &rows, err), TEX_ERR_OPEN);
+        uint32_t rows = rows_read(path, TEX_ERR_OPEN, err);
         CHECK_CONTAINS(err, "cannot read: Input/output error");
         CHECK(k == 0 ? rows == 0 : rows > 0 && rows < W);
         tex__jpeg_fail_reads_from(UINT64_MAX);

@@ -1697,6 +1697,15 @@ allow_all(void *ctx, int fd)
     return true;
 }
 
+/* `n` bytes written as NAME in the test folder; its interned path. */
+static ustr
+bytes_file(const char *name, const void *data, size_t n)
+{
+    const char *path = tex_test_path(name);
+    tex_test_file_write(path, data, n);
+    return ustr_intern_cstr(path);
+}
+
 /* Opening a file closes every descriptor it opened for it, whatever came
  * of it: a PNG, a JPEG, a JPEG cut short, a file that is no image, a
  * missing one, a folder, a JPEG held in memory (an alias of bytes); with
@@ -1712,18 +1721,10 @@ case_open_fds(const char *arg)
     uint8_t       *px = tex_test_jpeg_pattern(70, 70, 3);
     size_t         n;
     unsigned char *jpg = tex_test_jpeg_encode(px, 70, 70, 3, JCS_RGB, JCS_YCbCr, false, 90, &n);
-    char           path[512];
-    snprintf(path, sizeof path, "%s/fds.jpg", dir);
-    tex_test_file_write(path, jpg, n);
-    ustr jpeg = ustr_intern_cstr(path);
-    snprintf(path, sizeof path, "%s/fds-cut.jpg", dir);
-    tex_test_file_write(path, jpg, n / 2);
-    ustr cut = ustr_intern_cstr(path);
-    snprintf(path, sizeof path, "%s/fds.txt", dir);
-    tex_test_file_write(path, "not an image\n", 13);
-    ustr text = ustr_intern_cstr(path);
-    snprintf(path, sizeof path, "%s/fds-missing.png", dir);
-    ustr       missing = ustr_intern_cstr(path), folder = ustr_intern_cstr(dir);
+    ustr jpeg = bytes_file("fds.jpg", jpg, n), cut = bytes_file("fds-cut.jpg", jpg, n / 2);
+    ustr text = bytes_file("fds.txt", "not an image\n", 13);
+    ustr missing = ustr_intern_cstr(tex_test_path("fds-missing.png")),
+         folder = ustr_intern_cstr(dir);
     const ustr names[] = {png, jpeg, cut, text, missing, folder};
     const bool ok[] = {true, true, false, false, false, false};
     for (int allow = 0; allow < 2; allow++) {
